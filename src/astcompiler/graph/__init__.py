@@ -1,0 +1,7 @@
+"""The graph IR (fx-like), its printer and clean-up passes."""
+
+from .ir import Graph, Node, TensorMeta, dtype_abbrev, map_nodes
+from .passes import eliminate_common_subexpressions, eliminate_dead_code
+
+__all__ = ["Graph", "Node", "TensorMeta", "dtype_abbrev", "map_nodes",
+           "eliminate_common_subexpressions", "eliminate_dead_code"]

@@ -1,0 +1,130 @@
+"""Reductions: sum, prod, mean, max, min, argmax, argmin, any, all, var, std.
+
+Canonical form: ``op(x, axis=<tuple of non-negative ints> | None, keepdims=bool,
+dtype=<np.dtype> | None)`` (``ddof`` too for var/std; argmax/argmin keep an int axis).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..exc import Unsupported
+from .registry import ReductionDef, register
+
+
+def normalize_axis(axis: Any, ndim: int, *, single: bool = False) -> tuple[int, ...] | int | None:
+    if axis is None:
+        return None
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise np.exceptions.AxisError(a, ndim)
+        a = a % max(ndim, 1)
+        if a in out:
+            raise ValueError("duplicate value in 'axis'")
+        out.append(a)
+    if single:
+        if len(out) != 1:
+            raise TypeError("an integer is required for the axis")
+        return out[0]
+    return tuple(sorted(out))
+
+
+def _ndim(x: Any) -> int:
+    return int(getattr(x, "ndim", np.ndim(x)))
+
+
+def _reduction_normalizer(name: str, *, with_dtype: bool, with_ddof: bool = False):
+    def normalize(a, axis=None, dtype=None, out=None, keepdims=False, *rest, **kwargs):
+        ddof = kwargs.pop("ddof", rest[0] if rest and with_ddof else 0)
+        for unsupported in ("where", "initial"):
+            if kwargs.get(unsupported, None) is not None:
+                raise Unsupported(f"np.{name}({unsupported}=...) is not supported")
+            kwargs.pop(unsupported, None)
+        if kwargs.pop("mean", None) is not None or kwargs.pop("correction", None) is not None:
+            raise Unsupported(f"np.{name} with mean=/correction= is not supported")
+        if kwargs:
+            raise TypeError(f"{name}() got unexpected keyword argument(s) {sorted(kwargs)}")
+        canon: dict[str, Any] = {"axis": normalize_axis(axis, _ndim(a)), "keepdims": bool(keepdims)}
+        if with_dtype:
+            canon["dtype"] = None if dtype is None else np.dtype(dtype)
+        elif dtype is not None:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'dtype'")
+        if with_ddof:
+            canon["ddof"] = ddof
+        if out is not None:
+            canon["out"] = out
+        return (a,), canon
+    return normalize
+
+
+def _minmax_normalizer(name: str):
+    def normalize(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        if initial is not None or where is not None:
+            raise Unsupported(f"np.{name}(initial=/where=) is not supported")
+        canon: dict[str, Any] = {"axis": normalize_axis(axis, _ndim(a)), "keepdims": bool(keepdims)}
+        if out is not None:
+            canon["out"] = out
+        return (a,), canon
+    return normalize
+
+
+def _arg_normalizer(name: str):
+    def normalize(a, axis=None, out=None, *, keepdims=False):
+        canon: dict[str, Any] = {"axis": normalize_axis(axis, _ndim(a), single=True),
+                                 "keepdims": bool(keepdims)}
+        if out is not None:
+            canon["out"] = out
+        return (a,), canon
+    return normalize
+
+
+def _impl(fn):
+    def impl(a, axis=None, keepdims=False, out=None, **kwargs):
+        return fn(a, axis=axis, keepdims=keepdims, out=out, **kwargs)
+    impl.__name__ = fn.__name__
+    return impl
+
+
+_SUM = ReductionDef(init="0", combine="{acc} + {v}")
+_PROD = ReductionDef(init="1", combine="{acc} * {v}")
+_MEAN = ReductionDef(init="0", combine="{acc} + {v}", finalize="{acc} / {n}")
+_MAX = ReductionDef(init="first", combine="max_nan({acc}, {v})")
+_MIN = ReductionDef(init="first", combine="min_nan({acc}, {v})")
+_ANY = ReductionDef(init="False", combine="{acc} or bool({v})")
+_ALL = ReductionDef(init="True", combine="{acc} and bool({v})")
+_ARGMAX = ReductionDef(init="first", combine="argmax", arg=True)
+_ARGMIN = ReductionDef(init="first", combine="argmin", arg=True)
+_VAR = ReductionDef(init="two_pass", combine="var")
+
+register("sum", _impl(np.sum), kind="reduction", reduction=_SUM,
+         normalize=_reduction_normalizer("sum", with_dtype=True), aliases=(np.sum,),
+         methods=("sum",), doc="np.sum / ndarray.sum")
+register("prod", _impl(np.prod), kind="reduction", reduction=_PROD,
+         normalize=_reduction_normalizer("prod", with_dtype=True), aliases=(np.prod,),
+         methods=("prod",))
+register("mean", _impl(np.mean), kind="reduction", reduction=_MEAN,
+         normalize=_reduction_normalizer("mean", with_dtype=True), aliases=(np.mean,),
+         methods=("mean",))
+register("max", _impl(np.max), kind="reduction", reduction=_MAX,
+         normalize=_minmax_normalizer("max"), aliases=(np.max, np.amax), methods=("max",))
+register("min", _impl(np.min), kind="reduction", reduction=_MIN,
+         normalize=_minmax_normalizer("min"), aliases=(np.min, np.amin), methods=("min",))
+register("argmax", _impl(np.argmax), kind="reduction", reduction=_ARGMAX,
+         normalize=_arg_normalizer("argmax"), aliases=(np.argmax,), methods=("argmax",))
+register("argmin", _impl(np.argmin), kind="reduction", reduction=_ARGMIN,
+         normalize=_arg_normalizer("argmin"), aliases=(np.argmin,), methods=("argmin",))
+register("any", _impl(np.any), kind="reduction", reduction=_ANY,
+         normalize=_minmax_normalizer("any"), aliases=(np.any,), methods=("any",))
+register("all", _impl(np.all), kind="reduction", reduction=_ALL,
+         normalize=_minmax_normalizer("all"), aliases=(np.all,), methods=("all",))
+register("var", _impl(np.var), kind="reduction", reduction=_VAR,
+         normalize=_reduction_normalizer("var", with_dtype=True, with_ddof=True),
+         aliases=(np.var,), methods=("var",))
+register("std", _impl(np.std), kind="reduction", reduction=_VAR,
+         normalize=_reduction_normalizer("std", with_dtype=True, with_ddof=True),
+         aliases=(np.std,), methods=("std",))

@@ -1,0 +1,113 @@
+"""The op registry: every op the compiler knows, declared once.
+
+Each ``OpDef`` says, in one place:
+
+* ``impl``: the NumPy reference implementation (what the ``eager`` backend runs, and what
+  capture runs on example values to learn the result's shape, dtype and scalar-ness);
+* ``kind``: how the numba backend treats it: ``pointwise`` (a scalar expression fused into
+  loop nests), ``reduction`` (a loop with an accumulator), ``view`` (NumPy view made in the
+  wrapper), ``creation``, ``mutation`` (writes into its first argument), ``extern`` (a NumPy or
+  BLAS/LAPACK call from the wrapper);
+* ``scalar``: for pointwise ops, a numba scalar expression template (``"np.sin({0})"``);
+* ``reduction``: for reductions, the accumulator's init/combine/finalize;
+* ``normalize``: how a call's arguments are brought to one canonical form, so that ``np.sum(x, 1)``
+  and ``x.sum(axis=1)`` become the same node;
+* how user code reaches it: NumPy callables (``aliases``), ``ndarray`` methods, operators.
+
+Adding an op touches one file (the module of its family under ``ops/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+OpKind = str  # "pointwise" | "reduction" | "view" | "creation" | "mutation" | "extern"
+Normalizer = Callable[..., tuple[tuple, dict]]
+
+
+@dataclass(frozen=True)
+class ReductionDef:
+    """Lowering of a reduction as a loop: ``acc = init; acc = combine(acc, v); finalize(acc, n)``.
+
+    Templates are numba source with ``{acc}``, ``{v}``, ``{n}`` (element count) and
+    ``{dtype}`` (the accumulator dtype name) placeholders. ``arg`` reductions (argmax)
+    track an index in ``{idx}``/``{i}`` too.
+    """
+
+    init: str
+    combine: str
+    finalize: str = "{acc}"
+    arg: bool = False
+
+
+@dataclass
+class OpDef:
+    name: str
+    impl: Callable[..., Any]
+    kind: OpKind = "extern"
+    scalar: str | None = None
+    reduction: ReductionDef | None = None
+    normalize: Normalizer | None = None
+    aliases: tuple = ()
+    methods: tuple[str, ...] = ()
+    side_effects: bool = False
+    doc: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pure(self) -> bool:
+        return not self.side_effects and self.kind != "creation"
+
+    def canonical(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if self.normalize is None:
+            return tuple(args), dict(kwargs)
+        return self.normalize(*args, **kwargs)
+
+
+class Registry:
+    """Ops by name, by NumPy callable identity and by ndarray method name."""
+
+    def __init__(self) -> None:
+        self.ops: dict[str, OpDef] = {}
+        self._by_callable: dict[int, tuple[Any, OpDef]] = {}
+        self._by_method: dict[str, OpDef] = {}
+
+    def register(self, op: OpDef) -> OpDef:
+        if op.name in self.ops:
+            raise ValueError(f"op {op.name!r} is registered twice")
+        self.ops[op.name] = op
+        for fn in op.aliases:
+            # keep the callable alive next to its id so the id stays unique
+            self._by_callable.setdefault(id(fn), (fn, op))
+        for method in op.methods:
+            self._by_method.setdefault(method, op)
+        return op
+
+    def __getitem__(self, name: str) -> OpDef:
+        return self.ops[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.ops
+
+    def lookup_callable(self, fn: Any) -> OpDef | None:
+        hit = self._by_callable.get(id(fn))
+        return hit[1] if hit is not None and hit[0] is fn else None
+
+    def lookup_method(self, name: str) -> OpDef | None:
+        return self._by_method.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self.ops)
+
+
+REGISTRY = Registry()
+
+
+def register(name: str, impl: Callable[..., Any], **fields: Any) -> OpDef:
+    """Declare an op (see ``OpDef`` for the fields)."""
+    return REGISTRY.register(OpDef(name=name, impl=impl, **fields))
+
+
+def get_op(name: str) -> OpDef:
+    return REGISTRY[name]

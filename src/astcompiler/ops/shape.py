@@ -1,0 +1,74 @@
+"""Indexing, views and writes: getitem, setitem, copy_, reshape, transpose.
+
+Views are made with NumPy itself (by the eager backend and by the numba backend's wrapper), so
+view-or-copy semantics (basic vs advanced indexing, reshape of non-contiguous arrays) are NumPy's.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .registry import register
+
+
+def _getitem(a, index):
+    return a[index]
+
+
+def _setitem(a, index, value):
+    a[index] = value
+
+
+def _copy_into(dst, src):
+    np.copyto(dst, src, casting="same_kind")
+
+
+register("getitem", _getitem, kind="view", aliases=(operator.getitem,),
+         doc="a[index]: basic indexing is a view, integer/boolean arrays make a copy")
+register("setitem", _setitem, kind="mutation", side_effects=True, aliases=(operator.setitem,),
+         doc="a[index] = value (NumPy casting and overlap semantics)")
+register("copy_", _copy_into, kind="mutation", side_effects=True,
+         doc="dst[...] = src with same_kind casting: in-place operators and out=")
+
+
+def _reshape_normalize(a, *shape, order="C", newshape=None, **kwargs):
+    if "shape" in kwargs:
+        shape = (kwargs.pop("shape"),)
+    if newshape is not None:
+        shape = (newshape,)
+    if kwargs:
+        raise TypeError(f"reshape() got unexpected keyword argument(s) {sorted(kwargs)}")
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    elif len(shape) == 1 and shape[0] is not None:
+        shape = (shape[0],)
+    return (a, tuple(int(s) for s in shape)), ({"order": order} if order != "C" else {})
+
+
+def _reshape(a, shape, order="C"):
+    return np.reshape(a, shape, order=order)
+
+
+register("reshape", _reshape, kind="view", normalize=_reshape_normalize,
+         aliases=(np.reshape,), methods=("reshape",),
+         doc="a view when the layout allows it, else a copy (as NumPy)")
+
+
+def _transpose_normalize(a, *axes, **kwargs):
+    if "axes" in kwargs:
+        axes = (kwargs.pop("axes"),)
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    ndim = a.ndim
+    axes = tuple(range(ndim))[::-1] if not axes else tuple(int(x) % max(ndim, 1) for x in axes)
+    return (a, axes), {}
+
+
+def _transpose(a, axes):
+    return np.transpose(a, axes)
+
+
+register("transpose", _transpose, kind="view", normalize=_transpose_normalize,
+         aliases=(np.transpose,), methods=("transpose",), doc="a.T, np.transpose(a, axes)")
