@@ -2,5 +2,9 @@
 
 from .registry import REGISTRY, OpDef, ReductionDef, get_op, register
 from . import pointwise, reductions, shape  # noqa: F401  (registration side effects)
+from . import (creation, manipulation, sorting, scans, contractions, linalg,  # noqa: F401
+               ufunc_methods, numeric)
+from .ufunc_methods import lookup_bound_method, lookup_ufunc_method
 
-__all__ = ["REGISTRY", "OpDef", "ReductionDef", "get_op", "register"]
+__all__ = ["REGISTRY", "OpDef", "ReductionDef", "get_op", "register", "lookup_ufunc_method",
+           "lookup_bound_method"]

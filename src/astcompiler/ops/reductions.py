@@ -35,7 +35,7 @@ def normalize_axis(axis: Any, ndim: int, *, single: bool = False) -> tuple[int, 
 
 
 def _ndim(x: Any) -> int:
-    return int(getattr(x, "ndim", np.ndim(x)))
+    return int(x.ndim) if hasattr(x, "ndim") else int(np.ndim(x))
 
 
 def _reduction_normalizer(name: str, *, with_dtype: bool, with_ddof: bool = False):

@@ -1,4 +1,5 @@
-"""Indexing, views and writes: getitem, setitem, copy_, reshape, transpose.
+"""Indexing, views and writes: getitem, setitem, copy_, reshape, transpose, take,
+take_along_axis.
 
 Views are made with NumPy itself (by the eager backend and by the numba backend's wrapper), so
 view-or-copy semantics (basic vs advanced indexing, reshape of non-contiguous arrays) are NumPy's.
@@ -10,6 +11,7 @@ import operator
 
 import numpy as np
 
+from ._args import freeze, ndim_of, optional_axis, reject_out
 from .registry import register
 
 
@@ -72,3 +74,38 @@ def _transpose(a, axes):
 
 register("transpose", _transpose, kind="view", normalize=_transpose_normalize,
          aliases=(np.transpose,), methods=("transpose",), doc="a.T, np.transpose(a, axes)")
+
+
+# ---------------------------------------------------------------- take / take_along_axis
+# A boolean-mask read ``a[mask]`` is ``getitem`` with a boolean array index: its impl is
+# NumPy's indexing, so the result (a copy with a data-dependent length) is NumPy's.
+
+_TAKE_MODES = ("raise", "wrap", "clip")
+
+
+def _take_normalize(a, indices, axis=None, out=None, mode="raise"):
+    reject_out(out, "take")
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    return (a, freeze(indices)), {"axis": optional_axis(axis, ndim_of(a)), "mode": mode}
+
+
+def _take(a, indices, axis=None, mode="raise"):
+    return np.take(a, indices, axis=axis, mode=mode)
+
+
+register("take", _take, kind="extern", normalize=_take_normalize, aliases=(np.take,),
+         methods=("take",), doc="np.take(a, indices, axis, mode): a copy; axis None flattens")
+
+
+def _take_along_axis_normalize(arr, indices, axis=-1):
+    return (arr, freeze(indices)), {"axis": optional_axis(axis, ndim_of(arr))}
+
+
+def _take_along_axis(arr, indices, axis=-1):
+    return np.take_along_axis(arr, indices, axis=axis)
+
+
+register("take_along_axis", _take_along_axis, kind="extern",
+         normalize=_take_along_axis_normalize, aliases=(np.take_along_axis,),
+         doc="np.take_along_axis(arr, indices, axis): indices usually from argsort/argmax")

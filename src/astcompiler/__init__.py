@@ -1,0 +1,89 @@
+"""astcompiler: torch.compile for NumPy, by source rewriting.
+
+``@astcompiler.compile`` rewrites a function's source (libcst) into graph-building code, captures
+a graph of array operations on proxies, guards what it relied on with generated Python, and
+lowers the graph to numba kernels. Everything generated can be read: ``astcompiler.show(fn)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar, overload
+
+from . import exc, testing
+from .capture import HANDLERS, is_compiling
+from .config import config
+from .exc import GraphBreak
+from .lower import list_backends, register_backend
+from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show
+from .run.compiled import validate_function
+
+__version__ = "0.1.0"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def compile(fn: F, *, backend: Any = ..., fullgraph: bool = ..., dynamic: bool | None = ...,
+            device: str | None = ..., options: dict | None = ..., disable: bool = ...) -> F: ...
+@overload
+def compile(fn: None = ..., *, backend: Any = ..., fullgraph: bool = ..., dynamic: bool | None = ...,
+            device: str | None = ..., options: dict | None = ..., disable: bool = ...
+            ) -> Callable[[F], F]: ...
+
+
+def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
+            dynamic: bool | None = None, device: str | None = None, options: dict | None = None,
+            disable: bool = False) -> Any:
+    """Compile a NumPy function. Use as ``@compile``, ``@compile(backend="eager")`` or
+    ``compile(fn, fullgraph=True)``.
+
+    backend: "numba" (default), "eager", "aot_eager", or a callable ``backend(graph, inputs)``.
+    fullgraph: raise ``astcompiler.exc.Unsupported`` instead of running eagerly when something
+    cannot be captured.
+    """
+    from .lower import lookup_backend
+    lookup_backend(backend)  # an unknown backend name fails here, at decoration time
+    if device not in (None, "cpu"):
+        raise ValueError(f"device={device!r} is not supported yet (only 'cpu')")
+
+    def decorate(target: Any) -> Any:
+        original = validate_function(target)
+        return CompiledFunction(original, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
+                                device=device, options=options, disable=disable)
+
+    if fn is None:
+        return decorate
+    return decorate(fn)
+
+
+def graph_break() -> None:
+    """An explicit graph break; a no-op when run eagerly."""
+
+
+def disable(fn: F) -> F:
+    """Mark ``fn`` as never compiled: called from compiled code it is a graph break and runs
+    eagerly."""
+    fn.__ac_disabled__ = True  # type: ignore[attr-defined]
+    return fn
+
+
+def reset() -> None:
+    """Forget every compiled entry of every compiled function."""
+    for compiled in all_compiled_functions():
+        compiled.reset()
+
+
+def _graph_break_handler(runtime: Any) -> None:
+    raise GraphBreak("explicit graph break: astcompiler.graph_break()")
+
+
+def _is_compiling_handler(runtime: Any) -> bool:
+    return True
+
+
+HANDLERS[graph_break] = _graph_break_handler
+HANDLERS[is_compiling] = _is_compiling_handler
+
+__all__ = ["compile", "graph_break", "disable", "reset", "is_compiling", "config", "explain",
+           "show", "exc", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
+           "register_backend"]

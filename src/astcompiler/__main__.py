@@ -1,0 +1,8 @@
+"""``python -m astcompiler``: the command line (see ``astcompiler.cli``)."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""What a call site becomes at capture time (``__ac.call(fn, *args, **kwargs)``).
+
+In order: a method read through an object proxy (inlined), a function already rewritten (called
+as is), a NumPy op from the registry (graph nodes, or folded when every argument is constant), a
+builtin with a handler, a NumPy scalar type (a cast), a user function with source (rewritten and
+inlined), a pure function on constants (evaluated). Anything else is a graph break that names
+what was called.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from ..exc import GraphBreak
+from ..ops import REGISTRY
+from .lifting import BoundMethod, ObjectProxy
+from .proxy import ArrayProxy
+from .tracer import contains_proxy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runtime import Runtime
+
+_IO_BUILTINS = {print: "print()", input: "input()", open: "open()", exec: "exec()",
+                eval: "eval()", compile: "compile()", globals: "globals()", locals: "locals()",
+                vars: "vars()", breakpoint: "breakpoint()", setattr: "setattr()",
+                delattr: "delattr()", help: "help()"}
+_PURE_MODULES = {"math", "cmath", "operator", "builtins", "_operator", "itertools", "functools"}
+_PURE_BUILTINS = {abs, all, any, bool, callable, chr, complex, dict, divmod, enumerate, filter,
+                  float, format, frozenset, getattr, hasattr, hash, int, isinstance, issubclass,
+                  iter, len, list, map, max, min, next, ord, pow, range, repr, reversed, round,
+                  set, slice, sorted, str, sum, tuple, zip, id}
+
+
+def _describe(fn: Any) -> str:
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _isinstance(runtime: "Runtime", obj: Any, classinfo: Any) -> bool:
+    if isinstance(obj, ArrayProxy):
+        return isinstance(obj.example, classinfo)
+    if isinstance(obj, ObjectProxy):
+        return isinstance(obj._ac_value, classinfo)
+    return isinstance(obj, classinfo)
+
+
+def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
+    if rest:
+        raise GraphBreak("type() with three arguments (class creation)")
+    if isinstance(obj, ArrayProxy):
+        return type(obj.example)
+    if isinstance(obj, ObjectProxy):
+        return type(obj._ac_value)
+    return type(obj)
+
+
+def _len(runtime: "Runtime", obj: Any) -> int:
+    return len(obj)
+
+
+HANDLERS: dict[Any, Callable[..., Any]] = {isinstance: _isinstance, type: _type, len: _len}
+
+
+def _is_pure_callable(fn: Any) -> bool:
+    if _hashable(fn) and fn in _PURE_BUILTINS:
+        return True
+    module = getattr(fn, "__module__", None)
+    if module in _PURE_MODULES and not (module == "builtins" and fn in _IO_BUILTINS):
+        return True
+    owner = getattr(fn, "__self__", None)
+    # methods of immutable constants: "x".join, (1, 2).index, 3.0.is_integer
+    return isinstance(owner, (str, bytes, tuple, int, float, complex, frozenset, np.dtype))
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _numpy_scalar_type(runtime: "Runtime", kind: type, args: tuple, kwargs: dict) -> Any:
+    if len(args) == 1 and not kwargs and isinstance(args[0], ArrayProxy):
+        value = runtime.tracer.call_op("astype", (args[0], np.dtype(kind)), {})
+        return value if value.ndim else value[()]
+    if contains_proxy((args, kwargs)):
+        raise GraphBreak(f"np.{kind.__name__}(...) of traced values")
+    return kind(*args, **kwargs)
+
+
+def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any:
+    """Capture one call; see the module docstring for the order of the cases."""
+    if isinstance(fn, BoundMethod):
+        return runtime.inline(fn.func, (fn.self_, *args), kwargs)
+    if isinstance(fn, ArrayProxy):
+        raise TypeError("'numpy.ndarray' object is not callable")
+    if isinstance(fn, ObjectProxy):
+        return dispatch_call(runtime, getattr(fn, "__call__"), args, kwargs)
+    if getattr(fn, "__ac_traced_method__", False) or runtime.is_generated(fn):
+        return fn(*args, **kwargs)
+    if _hashable(fn):
+        op = REGISTRY.lookup_callable(fn)
+        if op is not None:
+            return runtime.tracer.trace_op(op, args, kwargs)
+        handler = HANDLERS.get(fn)
+        if handler is not None:
+            return handler(runtime, *args, **kwargs)
+        if fn in _IO_BUILTINS:
+            raise GraphBreak(f"{_IO_BUILTINS[fn]} is a side effect (I/O) that compiled code "
+                             "cannot replay; move it out of the compiled function")
+    if isinstance(fn, type) and issubclass(fn, np.generic):
+        return _numpy_scalar_type(runtime, fn, args, kwargs)
+    unwrapped = getattr(fn, "_ac_original", None)  # another compiled function: inline it
+    if unwrapped is not None:
+        return runtime.inline(unwrapped, args, kwargs)
+    if isinstance(fn, functools.partial):
+        return dispatch_call(runtime, fn.func, (*fn.args, *args), {**fn.keywords, **kwargs})
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return runtime.inline(fn.__func__, (fn.__self__, *args), kwargs)
+    if isinstance(fn, types.FunctionType):
+        module = fn.__module__ or ""
+        if getattr(fn, "__ac_disabled__", False):
+            raise GraphBreak(f"{fn.__qualname__} is marked astcompiler.disable: it runs eagerly")
+        if module == "astcompiler" or module.startswith("astcompiler."):
+            raise GraphBreak(f"astcompiler.{fn.__name__} cannot be called inside compiled code")
+        if module == "numpy" or module.startswith("numpy."):
+            raise GraphBreak(f"np.{fn.__name__} is not supported by astcompiler yet")
+        return runtime.inline(fn, args, kwargs)
+    if not contains_proxy((args, kwargs)) and _is_pure_callable(fn):
+        return fn(*args, **kwargs)
+    if isinstance(fn, np.ufunc):
+        raise GraphBreak(f"np.{fn.__name__} is not supported by astcompiler yet")
+    if contains_proxy((args, kwargs)) and _is_pure_callable(fn):
+        return fn(*args, **kwargs)  # builtins such as sum/max/abs use the proxies' operators
+    raise GraphBreak(f"call to {_describe(fn)} is not supported inside compiled code "
+                     "(no source to rewrite and not a known NumPy op)")
+

@@ -1,0 +1,113 @@
+"""Capture one function call: lift the arguments, run the graph-building code, build the output.
+
+Returns a ``Capture``: the graph (with DCE/CSE applied), the guard facts, how to rebuild the
+return value from the graph's outputs, and the namespace (globals dicts, cells) that guard and
+run code refer to.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..exc import GraphBreak
+from ..graph import Graph, Node, eliminate_common_subexpressions, eliminate_dead_code
+from ..ops import REGISTRY
+from .guard_facts import GuardSet
+from .lifting import GuardedDict, GuardedList, ObjectProxy, lift
+from .proxy import ArrayProxy
+from .runtime import Runtime, signature_of
+from .sources import local_source
+from .tracer import Tracer, compiling_scope
+
+# How the return value is rebuilt: ("out", i) | ("const", v) | ("tuple"|"list", [..]) | ("dict", keys, [..])
+OutputSpec = tuple
+
+
+@dataclass
+class Capture:
+    graph: Graph
+    guards: GuardSet
+    output_spec: OutputSpec
+    namespace: dict[str, Any]
+    inputs: list[tuple[Node, Any, Any]]      # (placeholder, source, value)
+    rewritten: list[Any] = field(default_factory=list)
+    shape_env: Any = None
+
+
+def has_side_effects(node: Node) -> bool:
+    op = REGISTRY.ops.get(node.target)
+    return op is None or op.side_effects
+
+
+def is_pure(node: Node) -> bool:
+    op = REGISTRY.ops.get(node.target)
+    return op is not None and op.pure
+
+
+class _Outputs:
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self._index: dict[Node, int] = {}
+
+    def spec(self, value: Any) -> OutputSpec:
+        if isinstance(value, ArrayProxy):
+            index = self._index.get(value.node)
+            if index is None:
+                index = self._index[value.node] = len(self.nodes)
+                self.nodes.append(value.node)
+            return ("out", index)
+        if isinstance(value, ObjectProxy):
+            return ("const", value._ac_value)
+        if type(value) is tuple:
+            return ("tuple", [self.spec(v) for v in value])
+        if isinstance(value, (list, GuardedList)) and type(value) in (list, GuardedList):
+            return ("list", [self.spec(v) for v in value])
+        if type(value) in (dict, GuardedDict):
+            return ("dict", list(value.keys()), [self.spec(v) for v in value.values()])
+        if isinstance(value, (types.GeneratorType,)):
+            raise GraphBreak("returning a generator from compiled code")
+        return ("const", value)
+
+
+def bind_arguments(fn: types.FunctionType, args: tuple, kwargs: dict) -> Any:
+    bound = signature_of(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound
+
+
+def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache_dir: str,
+                     unroll_limit: int = 64, inline_depth_limit: int = 16) -> Capture:
+    """Capture ``fn(*args, **kwargs)`` as a graph (raises GraphBreak/Unsupported if it cannot)."""
+    tracer = Tracer(unroll_limit=unroll_limit)
+    runtime = Runtime(tracer, cache_dir, inline_depth_limit)
+    bound = bind_arguments(fn, args, kwargs)
+    try:
+        lifted = {name: lift(tracer, value, local_source(name))
+                  for name, value in bound.arguments.items()}
+        bound.arguments.update(lifted)
+        with compiling_scope():
+            result = runtime.run_function(fn, bound.args, bound.kwargs)
+        outputs = _Outputs()
+        spec = outputs.spec(result)
+    except Exception as error:
+        # the guards recorded so far decide when the same outcome (e.g. a break) repeats
+        error.capture_guards = tracer.guards  # type: ignore[attr-defined]
+        error.capture_namespace = runtime.namespace  # type: ignore[attr-defined]
+        raise
+    tracer.graph.output(tuple(outputs.nodes))
+    eliminate_common_subexpressions(tracer.graph, has_side_effects, is_pure)
+    eliminate_dead_code(tracer.graph, has_side_effects)
+    _drop_unused_placeholders(tracer)
+    return Capture(graph=tracer.graph, guards=tracer.guards, output_spec=spec,
+                   namespace=runtime.namespace, inputs=tracer.inputs,
+                   rewritten=runtime.rewritten, shape_env=tracer.shape_env)
+
+
+def _drop_unused_placeholders(tracer: Tracer) -> None:
+    """Inputs the graph never reads stay guarded but are not passed to the backend."""
+    for node, source, value in list(tracer.inputs):
+        if not node.users:
+            tracer.graph.nodes.remove(node)
+            tracer.inputs.remove((node, source, value))

@@ -1,0 +1,224 @@
+"""``ArrayProxy``: a traced array that speaks NumPy.
+
+Operators, indexing, methods and attributes become graph nodes through the tracer; NumPy
+functions reach it through ``__array_ufunc__``/``__array_function__``. Every proxy carries an
+*example*: the value the eager program would have at this point (computed on copies of the
+inputs), which gives each node's exact shape, dtype and scalar-ness. Anything that needs the
+array's data in Python (``bool(x)``, ``float(x)``, ``x.item()``) is a graph break.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..exc import GraphBreak
+from ..graph import Node
+from ..ops import REGISTRY
+from ..ops.pointwise import BINARY_OPERATORS, UNARY_OPERATORS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tracer import Tracer
+
+_LAYOUT_ATTRIBUTES = {"strides", "flags", "base", "ctypes", "data", "__array_interface__"}
+_DATA_METHODS = {"item", "tolist", "tobytes", "__index__", "itemset"}
+
+
+def _data_dependent(what: str) -> GraphBreak:
+    return GraphBreak(f"{what} needs the array's data in Python (data-dependent); "
+                      "keep the computation in NumPy, or mark the code with ac.graph_break()")
+
+
+class ArrayProxy:
+    """A value in the graph under capture: an array or a NumPy scalar."""
+
+    __slots__ = ("tracer", "node", "example", "__weakref__")
+    __array_priority__ = 1000.0
+
+    def __init__(self, tracer: "Tracer", node: Node, example: Any) -> None:
+        self.tracer = tracer
+        self.node = node
+        self.example = example
+
+    # ----- metadata (static) ---------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return tuple(np.shape(self.example))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.example.dtype
+
+    @property
+    def ndim(self) -> int:
+        return np.ndim(self.example)
+
+    @property
+    def size(self) -> int:
+        return int(np.size(self.example))
+
+    @property
+    def itemsize(self) -> int:
+        return self.example.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def T(self) -> "ArrayProxy":
+        return self.tracer.call_op("transpose", (self,), {})
+
+    @property
+    def mT(self) -> "ArrayProxy":
+        axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
+        return self.tracer.call_op("transpose", (self, axes), {})
+
+    @property
+    def real(self) -> Any:
+        return self.tracer.call_op("real", (self,), {})
+
+    @property
+    def imag(self) -> Any:
+        return self.tracer.call_op("imag", (self,), {})
+
+    @property
+    def is_scalar(self) -> bool:
+        return isinstance(self.example, np.generic)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _LAYOUT_ATTRIBUTES:
+            raise GraphBreak(f"reading `.{name}` of a traced array depends on its memory layout, "
+                             "which the compiled code does not guard")
+        if name in _DATA_METHODS:
+            raise _data_dependent(f"`.{name}()`")
+        if name == "fill":
+            return self._fill
+        op = REGISTRY.lookup_method(name)
+        if op is None:
+            if hasattr(np.ndarray, name):
+                raise GraphBreak(f"ndarray.{name} is not supported by astcompiler yet")
+            raise AttributeError(f"'numpy.ndarray' object has no attribute {name!r}")
+        tracer = self.tracer
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return tracer.trace_op(op, (self, *args), kwargs)
+
+        method.__name__ = name
+        method.__ac_traced_method__ = True  # type: ignore[attr-defined]
+        return method
+
+    def _fill(self, value: Any) -> None:
+        self.tracer.call_op("setitem", (self, Ellipsis, value), {})
+
+    # ----- data-dependent conversions --------------------------------------------------------
+    def __bool__(self) -> bool:
+        raise _data_dependent("the truth value of a traced array (`if`, `while`, `and`, `or`)")
+
+    def __float__(self) -> float:
+        raise _data_dependent("float() of a traced array")
+
+    def __int__(self) -> int:
+        raise _data_dependent("int() of a traced array")
+
+    def __index__(self) -> int:
+        raise _data_dependent("using a traced array as a Python int")
+
+    def __complex__(self) -> complex:
+        raise _data_dependent("complex() of a traced array")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise GraphBreak("converting a traced array to a concrete NumPy array (np.asarray on a "
+                         "traced value inside an unsupported call)")
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return iter(self.tracer.unrolled(range(self.shape[0]), lambda i: self[i]))
+
+    def __contains__(self, item: Any) -> bool:
+        raise _data_dependent("`in` on a traced array")
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        meta = self.node.meta
+        return f"ArrayProxy({self.node.name}: {meta.short() if meta else '?'})"
+
+    # ----- indexing ------------------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> Any:
+        return self.tracer.call_op("getitem", (self, index), {})
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if self.is_scalar:
+            raise TypeError(f"'{type(self.example).__name__}' object does not support item assignment")
+        self.tracer.call_op("setitem", (self, index, value), {})
+
+    # ----- NumPy protocols ---------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return self.tracer.trace_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        op = REGISTRY.lookup_callable(func)
+        if op is None:
+            raise GraphBreak(f"np.{getattr(func, '__name__', func)} is not supported by astcompiler yet")
+        return self.tracer.trace_op(op, args, kwargs)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return self.tracer.call_op("round", (self,), {} if ndigits is None else {"decimals": ndigits})
+
+    def __matmul__(self, other: Any) -> Any:
+        return self.tracer.call_op("matmul", (self, other), {})
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return self.tracer.call_op("matmul", (other, self), {})
+
+    def __imatmul__(self, other: Any) -> Any:
+        return self._inplace("matmul", other)
+
+    def __divmod__(self, other: Any) -> Any:
+        return (self // other, self % other)
+
+    def _inplace(self, op_name: str, other: Any) -> Any:
+        result = self.tracer.call_op(op_name, (self, other), {})
+        if self.is_scalar:  # NumPy scalars are immutable: `s += 1` rebinds
+            return result
+        self.tracer.call_op("copy_", (self, result), {})
+        return self
+
+
+def _binary(ufunc_name: str):
+    def forward(self: ArrayProxy, other: Any) -> Any:
+        return self.tracer.call_op(ufunc_name, (self, other), {})
+
+    def reflected(self: ArrayProxy, other: Any) -> Any:
+        return self.tracer.call_op(ufunc_name, (other, self), {})
+
+    def inplace(self: ArrayProxy, other: Any) -> Any:
+        return self._inplace(ufunc_name, other)
+
+    return forward, reflected, inplace
+
+
+def _unary(ufunc_name: str):
+    def method(self: ArrayProxy) -> Any:
+        return self.tracer.call_op(ufunc_name, (self,), {})
+    return method
+
+
+_COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
+for _dunder, _ufunc in BINARY_OPERATORS.items():
+    _fwd, _rev, _inp = _binary(_ufunc)
+    setattr(ArrayProxy, f"__{_dunder}__", _fwd)
+    if _dunder not in _COMPARISONS:
+        setattr(ArrayProxy, f"__r{_dunder}__", _rev)
+        setattr(ArrayProxy, f"__i{_dunder}__", _inp)
+for _dunder, _ufunc in UNARY_OPERATORS.items():
+    setattr(ArrayProxy, f"__{_dunder}__", _unary(_ufunc))
+ArrayProxy.__hash__ = object.__hash__  # defining __eq__ removed it

@@ -1,0 +1,225 @@
+"""The runtime that graph-building code calls (``__ac`` in the rewritten source).
+
+Small on purpose: loading free names (with sources), calls, truth of conditions, boolean
+operators, identity, iteration, and explicit breaks. Everything else is plain Python running on
+proxies.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import sys
+import threading
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from ..exc import GraphBreak
+from ..rewrite import is_generated, rewrite_function
+from .calls import dispatch_call
+from .lifting import ObjectProxy, lift
+from .proxy import ArrayProxy
+from .sources import GLOBALS_VAR, Source, cell_source, global_source
+from .tracer import Tracer
+
+
+class Undefined:
+    """A free name that exists nowhere: using it raises NameError, as Python would."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise NameError(f"name {self.name!r} is not defined")
+
+    __call__ = __getattr__ = __getitem__ = __add__ = __radd__ = __mul__ = __bool__ = _fail
+
+
+@dataclass
+class Frame:
+    """One (possibly inlined) user function being captured."""
+
+    fn: types.FunctionType
+    globals_var: str
+    module: str | None
+    cells: dict[str, tuple[str, Any]] = field(default_factory=dict)  # name -> (var, cell)
+
+
+_SIGNATURES: dict[Any, inspect.Signature] = {}
+_SIG_LOCK = threading.Lock()
+
+
+def signature_of(fn: Callable) -> inspect.Signature:
+    code = getattr(fn, "__code__", fn)
+    with _SIG_LOCK:
+        sig = _SIGNATURES.get((code, getattr(fn, "__defaults__", None) is not None))
+    if sig is None:
+        sig = inspect.signature(fn, follow_wrapped=False)
+        with _SIG_LOCK:
+            _SIGNATURES[(code, getattr(fn, "__defaults__", None) is not None)] = sig
+    return sig
+
+
+class Runtime:
+    """``__ac``: the capture runtime for one compile."""
+
+    def __init__(self, tracer: Tracer, cache_dir: str, inline_depth_limit: int = 16) -> None:
+        self.tracer = tracer
+        self.cache_dir = cache_dir
+        self.inline_depth_limit = inline_depth_limit
+        self.frames: list[Frame] = []
+        self.namespace: dict[str, Any] = {}  # variable name -> object (globals dicts, cells)
+        self._globals_vars: dict[int, str] = {}
+        self.root_globals: dict | None = None
+        self.rewritten: list[Any] = []  # RewrittenFunction of every function captured
+
+    # ----- frames ------------------------------------------------------------------------------
+    def _globals_var(self, globals_dict: dict) -> str:
+        if self.root_globals is None:
+            self.root_globals = globals_dict
+        if globals_dict is self.root_globals:
+            self.namespace[GLOBALS_VAR] = globals_dict
+            return GLOBALS_VAR
+        var = self._globals_vars.get(id(globals_dict))
+        if var is None:
+            var = f"___G{len(self._globals_vars) + 1}"
+            self._globals_vars[id(globals_dict)] = var
+            self.namespace[var] = globals_dict
+        return var
+
+    def _frame_for(self, fn: types.FunctionType) -> Frame:
+        gvar = self._globals_var(fn.__globals__)
+        module = None if gvar == GLOBALS_VAR else fn.__globals__.get("__name__")
+        frame = Frame(fn, gvar, module)
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            var = f"___cell{sum(1 for k in self.namespace if k.startswith('___cell'))}"
+            self.namespace[var] = cell
+            frame.cells[name] = (var, cell)
+        return frame
+
+    def run_function(self, fn: types.FunctionType, args: tuple, kwargs: dict) -> Any:
+        """Run the rewritten form of ``fn`` on already-lifted arguments."""
+        if len(self.frames) >= self.inline_depth_limit:
+            raise GraphBreak(f"inlining deeper than config.inline_depth_limit "
+                             f"({self.inline_depth_limit}) (recursion?)")
+        rewritten = rewrite_function(fn, self.cache_dir)
+        if rewritten not in self.rewritten:
+            self.rewritten.append(rewritten)
+        frame = self._frame_for(fn)
+        self.frames.append(frame)
+        try:
+            return rewritten.factory(self)(*args, **kwargs)
+        finally:
+            self.frames.pop()
+
+    def inline(self, fn: types.FunctionType, args: tuple, kwargs: dict) -> Any:
+        """Capture a call to a user function by rewriting and running its body."""
+        bound = signature_of(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return self.run_function(fn, bound.args, bound.kwargs)
+
+    @staticmethod
+    def is_generated(fn: Any) -> bool:
+        return is_generated(fn)
+
+    # ----- free names -------------------------------------------------------------------------
+    def load_globals(self, *names: str) -> tuple:
+        frame = self.frames[-1]
+        values = []
+        for name in names:
+            source = global_source(name, frame.globals_var, frame.module)
+            globals_dict = frame.fn.__globals__
+            if name in globals_dict:
+                values.append(lift(self.tracer, globals_dict[name], source))
+                continue
+            self.tracer.guards.add("absent", Source(source.name, frame.globals_var), name)
+            builtin_values = vars(builtins)
+            values.append(builtin_values[name] if name in builtin_values else Undefined(name))
+        return tuple(values)
+
+    def load_closure(self, *names: str) -> tuple:
+        frame = self.frames[-1]
+        values = []
+        for name in names:
+            var, cell = frame.cells[name]
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                values.append(Undefined(name))
+                continue
+            values.append(lift(self.tracer, contents, cell_source(name, var)))
+        return tuple(values)
+
+    # ----- calls and control flow ---------------------------------------------------------------
+    def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return dispatch_call(self, fn, args, kwargs)
+
+    def truth(self, value: Any) -> bool:
+        if isinstance(value, ArrayProxy):
+            raise GraphBreak("branching on array data (data-dependent control flow): "
+                             "use np.where, or keep the condition on shapes and Python values")
+        if isinstance(value, ObjectProxy):
+            return bool(value._ac_value)
+        return bool(value)
+
+    def loop_test(self, value: Any) -> bool:
+        caller = sys._getframe(1)
+        key = (caller.f_code, caller.f_lineno)
+        before = self._loop_marks.get(key, len(self.tracer.graph.nodes))
+        now = len(self.tracer.graph.nodes)
+        self.tracer.count_loop_iteration(key, now != before)
+        self._loop_marks[key] = now
+        return self.truth(value)
+
+    @property
+    def _loop_marks(self) -> dict:
+        marks = self.__dict__.get("_marks")
+        if marks is None:
+            marks = self.__dict__["_marks"] = {}
+        return marks
+
+    def iterate(self, iterable: Any) -> Iterator[Any]:
+        if isinstance(iterable, ArrayProxy):
+            return iter(iterable)
+        if isinstance(iterable, ObjectProxy):
+            iterable = iterable._ac_value
+        if inspect.isgenerator(iterable) and not is_generated(iterable.gi_code):
+            raise GraphBreak("iterating over a generator created outside the compiled code")
+        return self.tracer.unrolled(iterable)
+
+    def and_(self, *thunks: Callable[[], Any]) -> Any:
+        value = None
+        for thunk in thunks:
+            value = thunk()
+            if not self.truth(value):
+                return value
+        return value
+
+    def or_(self, *thunks: Callable[[], Any]) -> Any:
+        value = None
+        for thunk in thunks:
+            value = thunk()
+            if self.truth(value):
+                return value
+        return value
+
+    def not_(self, value: Any) -> bool:
+        return not self.truth(value)
+
+    def ifexp(self, test: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:
+        return body() if self.truth(test) else orelse()
+
+    @staticmethod
+    def _unwrap(value: Any) -> Any:
+        return value._ac_value if isinstance(value, ObjectProxy) else value
+
+    def is_(self, left: Any, right: Any) -> bool:
+        return self._unwrap(left) is self._unwrap(right)
+
+    def is_not(self, left: Any, right: Any) -> bool:
+        return self._unwrap(left) is not self._unwrap(right)
+
+    def unsupported(self, what: str) -> None:
+        raise GraphBreak(f"{what} is not supported inside compiled code; move it out of the "
+                         "compiled function or call it from an uncompiled helper")

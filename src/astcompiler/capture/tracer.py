@@ -1,0 +1,222 @@
+"""The ``Tracer``: graph, guards and shape environment of one capture.
+
+It turns op calls on proxies into graph nodes (running each op's NumPy reference on example
+values to learn the result), lifts outside values (arguments, globals, closure cells) into
+proxies or guarded constants, and counts unrolled loop iterations.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from ..exc import GraphBreak, Unsupported
+from ..graph import Graph, Node, TensorMeta, map_nodes
+from ..ops import REGISTRY, OpDef
+from ..source.origins import current_origin
+from .guard_facts import GuardSet
+from .proxy import ArrayProxy
+from .shape_env import ShapeEnv
+from .sources import Source
+
+_STATE = threading.local()
+
+
+def is_compiling() -> bool:
+    """True while astcompiler is capturing a graph on this thread."""
+    return getattr(_STATE, "depth", 0) > 0
+
+
+class compiling_scope:
+    def __enter__(self) -> None:
+        _STATE.depth = getattr(_STATE, "depth", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _STATE.depth -= 1
+
+
+def _map_proxies(value: Any, fn: Callable[[ArrayProxy], Any]) -> Any:
+    if isinstance(value, ArrayProxy):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(_map_proxies(v, fn) for v in value)
+    if isinstance(value, list):
+        return [_map_proxies(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_proxies(v, fn) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(_map_proxies(value.start, fn), _map_proxies(value.stop, fn),
+                     _map_proxies(value.step, fn))
+    return value
+
+
+def contains_proxy(value: Any) -> bool:
+    found = []
+    _map_proxies(value, found.append)
+    return bool(found)
+
+
+def meta_of(example: Any) -> TensorMeta | None:
+    if isinstance(example, np.ndarray):
+        return TensorMeta(tuple(example.shape), example.dtype, False)
+    if isinstance(example, np.generic):
+        return TensorMeta((), example.dtype, True)
+    return None
+
+
+class Tracer:
+    """State of one capture."""
+
+    def __init__(self, unroll_limit: int = 64) -> None:
+        self.graph = Graph()
+        self.guards = GuardSet()
+        self.shape_env = ShapeEnv()
+        self.unroll_limit = unroll_limit
+        self.inputs: list[tuple[Node, Source, Any]] = []  # placeholder, source, real value
+        self._by_source: dict[str, Any] = {}
+        self._loop_counts: dict[Any, int] = {}
+
+    # ----- inputs --------------------------------------------------------------------------------
+    def placeholder(self, source: Source, value: Any, name_hint: str) -> ArrayProxy:
+        """A graph input for an array (or NumPy scalar) read from ``source``."""
+        existing = self._by_source.get(source.expr)
+        if existing is not None:
+            return existing
+        example = value.copy() if isinstance(value, np.ndarray) else value
+        node = self.graph.placeholder(source.name, meta_of(value), name_hint)
+        proxy = ArrayProxy(self, node, example)
+        self.inputs.append((node, source, value))
+        self._by_source[source.expr] = proxy
+        return proxy
+
+    def constant_array(self, value: np.ndarray) -> ArrayProxy:
+        """An array constant (folded at capture): a fresh copy per run, never shared."""
+        node = self.graph.call("constant", (value.copy(),), {}, meta_of(value), current_origin())
+        return ArrayProxy(self, node, value.copy())
+
+    # ----- ops -----------------------------------------------------------------------------------
+    def call_op(self, name: str, args: tuple, kwargs: dict) -> Any:
+        op = REGISTRY.ops.get(name)
+        if op is None:
+            raise GraphBreak(f"{name} is not supported by astcompiler yet")
+        return self.trace_op(op, args, kwargs)
+
+    def trace_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+        if method == "__call__":
+            op = REGISTRY.lookup_callable(ufunc)
+            if op is None:
+                raise GraphBreak(f"np.{ufunc.__name__} is not supported by astcompiler yet")
+            out = kwargs.get("out")
+            if isinstance(out, tuple):
+                kwargs = {**kwargs, "out": out[0] if len(out) == 1 else out}
+            return self.trace_op(op, inputs, kwargs)
+        op = lookup_ufunc_method(ufunc, method)
+        if op is None:
+            raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported by astcompiler yet")
+        return self.trace_op(op, (ufunc, *inputs), kwargs)
+
+    def trace_op(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
+        """Record ``op`` applied to ``args``: a node whose meta comes from the NumPy reference
+        run on example values. Calls on constants only are folded (except creation ops)."""
+        args, kwargs = op.canonical(tuple(args), dict(kwargs))
+        out = kwargs.pop("out", None)
+        if isinstance(out, tuple):
+            out = out[0] if len(out) == 1 else out
+        if op.kind != "creation" and not contains_proxy((args, kwargs)) and out is None:
+            return self._fold(op, args, kwargs)
+        args = self._lift_array_constants(args)
+        kwargs = self._lift_array_constants(kwargs)
+        example_args = _map_proxies(args, lambda p: p.example)
+        example_kwargs = _map_proxies(kwargs, lambda p: p.example)
+        result = op.impl(*example_args, **example_kwargs)
+        origin = current_origin()
+        node_args = _map_proxies(args, lambda p: p.node)
+        node_kwargs = _map_proxies(kwargs, lambda p: p.node)
+        proxy = self._wrap_result(op, node_args, node_kwargs, result, origin)
+        if out is not None:
+            if not isinstance(out, ArrayProxy):
+                raise GraphBreak("out= must be a traced array")
+            self.trace_op(REGISTRY["copy_"], (out, proxy), {})
+            return out
+        return proxy
+
+    def _wrap_result(self, op: OpDef, node_args: tuple, node_kwargs: dict, result: Any,
+                     origin: str | None) -> Any:
+        if result is None:
+            if not op.side_effects:
+                raise GraphBreak(f"{op.name} returned None")
+            self.graph.call(op.name, node_args, node_kwargs, None, origin)
+            return None
+        if isinstance(result, tuple) and all(isinstance(r, (np.ndarray, np.generic)) for r in result):
+            node = self.graph.call(op.name, node_args, node_kwargs, None, origin)
+            node.extra["tuple_metas"] = tuple(meta_of(r) for r in result)
+            return tuple(ArrayProxy(self, self.graph.call("getitem", (node, i), {}, meta_of(r), origin), r)
+                         for i, r in enumerate(result))
+        meta = meta_of(result)
+        if meta is None:
+            raise GraphBreak(f"np.{op.name} returned a Python {type(result).__name__}, "
+                             "which depends on the data")
+        if meta.dtype.kind in "OUSV":
+            raise GraphBreak(f"arrays of dtype {meta.dtype} are not supported")
+        node = self.graph.call(op.name, node_args, node_kwargs, meta, origin)
+        return ArrayProxy(self, node, result)
+
+    def _fold(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
+        result = op.impl(*args, **kwargs)
+        if isinstance(result, np.ndarray):
+            return self.constant_array(result)
+        return result
+
+    def _lift_array_constants(self, value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return self.constant_array(value)
+        if isinstance(value, tuple):
+            return tuple(self._lift_array_constants(v) for v in value)
+        if isinstance(value, list):
+            return [self._lift_array_constants(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._lift_array_constants(v) for k, v in value.items()}
+        return value
+
+    # ----- loops ---------------------------------------------------------------------------------
+    def unrolled(self, iterable: Iterable[Any], item: Callable[[Any], Any] | None = None,
+                 key: Any = None) -> Iterator[Any]:
+        """Iterate in Python (unrolling into the graph); iterations that add graph nodes count
+        against the unroll limit, past which capture breaks the graph."""
+        counted = 0
+        for value in iterable:
+            before = len(self.graph.nodes)
+            yield item(value) if item is not None else value
+            if len(self.graph.nodes) != before:
+                counted += 1
+                if counted > self.unroll_limit:
+                    raise GraphBreak(
+                        f"loop unrolled more than config.unroll_limit ({self.unroll_limit}) "
+                        "iterations that add graph nodes; raise the limit or reduce the trip count")
+
+    def count_loop_iteration(self, key: Any, added_nodes: bool) -> None:
+        if not added_nodes:
+            return
+        count = self._loop_counts.get(key, 0) + 1
+        self._loop_counts[key] = count
+        if count > self.unroll_limit:
+            raise GraphBreak(f"while loop ran more than config.unroll_limit ({self.unroll_limit}) "
+                             "iterations that add graph nodes")
+
+    def output(self, values: tuple) -> Node:
+        return self.graph.output(tuple(_map_proxies(values, lambda p: p.node)))
+
+
+def lookup_ufunc_method(ufunc: np.ufunc, method: str) -> OpDef | None:
+    """The op for ``np.add.outer``-style calls (declared in ``ops.ufunc_methods``)."""
+    try:
+        from ..ops.ufunc_methods import lookup_ufunc_method as lookup
+    except ImportError:
+        return None
+    return lookup(ufunc, method)
+
+
+__all__ = ["Tracer", "ArrayProxy", "is_compiling", "compiling_scope", "contains_proxy",
+           "meta_of", "map_nodes", "Unsupported"]

@@ -1,0 +1,64 @@
+"""Pass 1: tag every statement line with its origin (``# model.py:12``).
+
+Runs on the original nodes (positions known); later passes keep the tags because they only
+change expressions inside statements.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def origin_comment(display: str, line: int) -> cst.TrailingWhitespace:
+    return cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "),
+                                  comment=cst.Comment(f"# {display}:{line}"),
+                                  newline=cst.Newline())
+
+
+class TagOrigins(cst.CSTTransformer):
+    def __init__(self, positions: dict, display: str) -> None:
+        super().__init__()
+        self.positions = positions
+        self.display = display
+
+    def _line(self, node: cst.CSTNode) -> int | None:
+        pos = self.positions.get(node)
+        return pos.start.line if pos is not None else None
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        line = self._line(original)
+        if line is None:
+            return updated
+        return updated.with_changes(trailing_whitespace=origin_comment(self.display, line))
+
+    def _tag_block(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        line = self._line(original)
+        body = getattr(updated, "body", None)
+        if line is None or not isinstance(body, cst.IndentedBlock):
+            return updated
+        return updated.with_changes(body=body.with_changes(header=origin_comment(self.display, line)))
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
+        return self._tag_block(original, updated)
+
+    def leave_Else(self, original: cst.Else, updated: cst.Else) -> cst.Else:
+        return self._tag_block(original, updated)
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        return self._tag_block(original, updated)
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        return self._tag_block(original, updated)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        return self._tag_block(original, updated)
+
+    def leave_With(self, original: cst.With, updated: cst.With) -> cst.With:
+        return self._tag_block(original, updated)
+
+    def leave_Try(self, original: cst.Try, updated: cst.Try) -> cst.Try:
+        return self._tag_block(original, updated)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        return self._tag_block(original, updated)

@@ -1,0 +1,82 @@
+"""Statements capture cannot run become an explicit graph break right before them.
+
+``try``, ``with``, ``global``, ``nonlocal`` (at the top level), ``yield``, ``async`` constructs and
+class definitions get ``__ac.unsupported("<what>")`` in front, so the break names the user's line
+and says what to do. The statement itself is kept (never reached during capture).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .templates import runtime_call, statement, string
+
+_COMPOUND = {
+    cst.Try: "a `try` block",
+    cst.With: "a `with` block",
+    cst.ClassDef: "a class definition",
+}
+
+
+def _break_before(what: str, node: cst.BaseStatement) -> cst.FlattenSentinel:
+    marker = statement(runtime_call("unsupported", [string(what)]))
+    trailing = getattr(node, "trailing_whitespace", None)
+    if trailing is None and isinstance(getattr(node, "body", None), cst.IndentedBlock):
+        trailing = node.body.header
+    if trailing is not None:
+        marker = marker.with_changes(trailing_whitespace=trailing)
+    return cst.FlattenSentinel([marker, node])
+
+
+class _FindYield(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_Await(self, node: cst.Await) -> None:
+        self.found = True
+
+
+class MarkUnsupported(cst.CSTTransformer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self.depth -= 1
+        if updated.asynchronous is not None:
+            return _break_before("an `async def`", updated)
+        return updated
+
+    def _compound(self, original, updated):
+        for kind, what in _COMPOUND.items():
+            if isinstance(updated, kind):
+                return _break_before(what, updated)
+        return updated
+
+    leave_Try = _compound
+    leave_With = _compound
+    leave_ClassDef = _compound
+
+    def leave_For(self, original: cst.For, updated: cst.For):
+        if updated.asynchronous is not None:
+            return _break_before("an `async for` loop", updated)
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine):
+        for small in updated.body:
+            if isinstance(small, cst.Global):
+                return _break_before("a `global` statement (writes to module globals)", updated)
+            if isinstance(small, cst.Nonlocal) and self.depth <= 1:
+                return _break_before("a `nonlocal` statement", updated)
+        finder = _FindYield()
+        updated.visit(finder)
+        if finder.found:
+            return _break_before("a generator (`yield`) or `await`", updated)
+        return updated

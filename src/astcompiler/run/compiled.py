@@ -1,0 +1,174 @@
+"""``CompiledFunction``: per-call dispatch over cache entries, and recompilation.
+
+A hit costs one guard call per entry tried plus the entry's run function. A miss compiles under a
+per-function lock (thread-safe), subject to ``config.recompile_limit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+import types
+import warnings
+import weakref
+from typing import Any, Callable
+
+from ..capture.runtime import signature_of
+from ..config import config
+from ..logs import get_logger
+from ..lower import lookup_backend
+from .entry import CacheEntry, build_entry
+
+_ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
+_ALL_LOCK = threading.Lock()
+
+
+def _location(fn: Callable) -> str:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return "?"
+    from ..source.loader import display_name
+    return f"{display_name(code.co_filename)}:{code.co_firstlineno}"
+
+
+class CompiledFunction:
+    """The callable ``ac.compile(fn)`` returns."""
+
+    def __init__(self, fn: types.FunctionType, *, backend: Any = "numba", fullgraph: bool = False,
+                 dynamic: bool | None = None, device: str | None = None,
+                 options: dict | None = None, disable: bool = False) -> None:
+        self._orig_fn = fn
+        self._ac_original = fn
+        self._backend_spec = backend
+        self._backend = lookup_backend(backend)
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.device = device
+        self.options = dict(options or {})
+        self.disabled = disable
+        self._entries: tuple[CacheEntry, ...] = ()
+        self._lock = threading.RLock()
+        self._warned_limit = False
+        self._warned_no_source = False
+        self._last_failure: list[str] = []
+        functools.update_wrapper(self, fn)
+        with _ALL_LOCK:
+            _ALL.add(self)
+
+    # ----- inspection --------------------------------------------------------------------------
+    @property
+    def entries(self) -> list[CacheEntry]:
+        """The cache entries, oldest first (each with its generated sources)."""
+        return list(self._entries)
+
+    @property
+    def title(self) -> str:
+        return f"{getattr(self._orig_fn, '__qualname__', self._orig_fn)} ({_location(self._orig_fn)})"
+
+    def reset(self) -> None:
+        with self._lock:
+            self._entries = ()
+            self._warned_limit = False
+
+    def __repr__(self) -> str:
+        return f"<astcompiler.CompiledFunction {self.title}, {len(self._entries)} entries>"
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
+
+    # ----- dispatch ----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.disabled:
+            return self._orig_fn(*args, **kwargs)
+        for entry in self._entries:
+            try:
+                hit = entry.guard.check(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - e.g. a missing global: not this entry
+                hit = False
+            if hit:
+                return entry.run(*args, **kwargs)
+        return self._miss(args, kwargs)
+
+    def _miss(self, args: tuple, kwargs: dict) -> Any:
+        try:
+            signature_of(self._orig_fn).bind(*args, **kwargs)
+        except TypeError:
+            return self._orig_fn(*args, **kwargs)  # raises Python's own error
+        with self._lock:
+            for entry in self._entries:  # another thread may have compiled meanwhile
+                if _safe_check(entry, args, kwargs):
+                    break
+            else:
+                entry = self._compile_new(args, kwargs)
+                if entry is None:
+                    return self._orig_fn(*args, **kwargs)
+        return entry.run(*args, **kwargs)
+
+    def _failures(self, args: tuple, kwargs: dict) -> list[str]:
+        reasons = []
+        for index, entry in enumerate(self._entries):
+            for reason in entry.guard.failures(args, kwargs)[:1]:
+                reasons.append(f"{index}/{index}: {reason}")
+        return reasons
+
+    def _compile_new(self, args: tuple, kwargs: dict) -> CacheEntry | None:
+        if self._entries:
+            reasons = self._failures(args, kwargs)
+            self._last_failure = reasons
+            if len(self._entries) >= config.recompile_limit:
+                self._warn_limit(reasons)
+                return None
+            get_logger("recompiles").info(
+                "Recompiling function %s in %s triggered by the following guard failure(s):\n%s",
+                self._orig_fn.__name__, _location(self._orig_fn),
+                "\n".join(f"    - {r}" for r in reasons))
+        entry = build_entry(self._orig_fn, args, kwargs, self._backend,
+                            fullgraph=self.fullgraph, title=self.title)
+        self._entries = self._entries + (entry,)
+        return entry
+
+    def _warn_limit(self, reasons: list[str]) -> None:
+        if self._warned_limit:
+            return
+        self._warned_limit = True
+        last = reasons[-1] if reasons else "unknown"
+        warnings.warn(
+            f"astcompiler: {self._orig_fn.__name__} ({_location(self._orig_fn)}) hit "
+            f"config.recompile_limit ({config.recompile_limit}); last guard failure: {last}. "
+            "New inputs run eagerly from now on; existing entries keep serving matching calls.",
+            RuntimeWarning, stacklevel=4)
+
+
+def _safe_check(entry: CacheEntry, args: tuple, kwargs: dict) -> bool:
+    try:
+        return bool(entry.guard.check(*args, **kwargs))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def all_compiled_functions() -> list[CompiledFunction]:
+    with _ALL_LOCK:
+        return list(_ALL)
+
+
+def validate_function(fn: Any) -> types.FunctionType:
+    """Reject what cannot be compiled with a clear message."""
+    if isinstance(fn, CompiledFunction):
+        return fn._orig_fn
+    if not callable(fn):
+        raise TypeError(f"astcompiler.compile expects a function, got {type(fn).__name__} {fn!r}")
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError(f"astcompiler.compile cannot compile generator function "
+                        f"{fn.__qualname__!r}: compile the function that consumes it instead")
+    if inspect.iscoroutinefunction(fn):
+        raise TypeError(f"astcompiler.compile cannot compile async function {fn.__qualname__!r}")
+    if isinstance(fn, types.MethodType):
+        raise TypeError("compile the function (or the class's method) itself, not a bound method: "
+                        "decorate the method in the class body")
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"astcompiler.compile expects a Python function, got {type(fn).__name__}: "
+                        "C functions and callable objects have no source to rewrite")
+    return fn

@@ -1,0 +1,228 @@
+"""Cache entries: one compiled (or eager) way to run a function, with every generated source.
+
+``build_entry`` runs the pipeline for one call: capture -> guards -> lower -> run code.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..capture import Capture, capture_function
+from ..capture.guard_facts import GuardSet
+from ..capture.runtime import signature_of
+from ..config import config
+from ..exc import GraphBreak, Unsupported
+from ..graph import Graph
+from ..guards import GuardFunction, build_guard, copy_defaults
+from ..guards.codegen import _literal
+from ..lower import CompiledGraph
+from ..source import NoSourceError, load_generated_module, write_generated_file
+from ..logs import get_logger
+
+
+@dataclass
+class CacheEntry:
+    """One way to run the function, valid while ``guard`` holds."""
+
+    guard: GuardFunction
+    run: Callable[..., Any]
+    rewritten_code: str = ""
+    guards: str = ""
+    graph_code: str = ""
+    output_code: str = ""
+    run_code: str = ""
+    graph: Graph | None = None
+    compile_time: float = 0.0
+    break_reason: Unsupported | None = None
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def is_eager(self) -> bool:
+        return self.graph is None
+
+    def __repr__(self) -> str:
+        kind = "eager fallback" if self.is_eager else f"graph with {self.graph.op_count()} ops"
+        return f"<CacheEntry {kind}>"
+
+
+def attach_user_stack(error: Unsupported, tb: types.TracebackType | None) -> None:
+    """Fill ``error.user_stack`` from the generated frames in its traceback."""
+    if error.user_stack:
+        return
+    import linecache
+
+    from ..source.origins import SOURCE_MAPS
+    stack = []
+    while tb is not None:
+        line_map = SOURCE_MAPS.get(tb.tb_frame.f_code.co_filename)
+        location = None if line_map is None else line_map.get(tb.tb_lineno)
+        if location is not None:
+            stack.append((location[0], location[1],
+                          linecache.getline(location[0], location[1]).rstrip()))
+        tb = tb.tb_next
+    error.user_stack = stack
+
+
+def format_break(error: Unsupported, fn: Callable) -> str:
+    """A user-facing message: where (file, line, the line itself), why, and what to do."""
+    lines = []
+    if error.user_stack:
+        filename, lineno, text = error.user_stack[-1]
+        lines.append(f"{filename}:{lineno}: cannot compile {getattr(fn, '__qualname__', fn)}")
+        if text:
+            lines.append(f"    {text.strip()}")
+    else:
+        lines.append(f"cannot compile {getattr(fn, '__qualname__', fn)}")
+    lines.append(f"reason: {error.reason}")
+    if len(error.user_stack) > 1:
+        lines.append("inlined from:")
+        for filename, lineno, text in error.user_stack[:-1]:
+            lines.append(f"  {filename}:{lineno}: {text.strip()}")
+    lines.append(error.hint or "what to do: move this statement out of the compiled function, "
+                 "or drop fullgraph=True to let it run eagerly")
+    return "\n".join(lines)
+
+
+def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
+    kind = spec[0]
+    if kind == "out":
+        return f"___out[{spec[1]}]"
+    if kind == "const":
+        literal = _literal(spec[1])
+        if literal is not None:
+            return literal
+        name = f"___r{len(consts)}"
+        consts[name] = spec[1]
+        return name
+    if kind == "tuple":
+        items = [_output_expr(s, consts) for s in spec[1]]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if kind == "list":
+        return "[" + ", ".join(_output_expr(s, consts) for s in spec[1]) + "]"
+    if kind == "dict":
+        keys, values = spec[1], spec[2]
+        parts = []
+        for key, value in zip(keys, values):
+            key_code = _literal(key)
+            if key_code is None:
+                key_code = f"___r{len(consts)}"
+                consts[key_code] = key
+            parts.append(f"{key_code}: {_output_expr(value, consts)}")
+        return "{" + ", ".join(parts) + "}"
+    raise AssertionError(f"bad output spec {spec!r}")
+
+
+def build_run(capture: Capture, compiled: Callable, params: str, original: Callable,
+              title: str, cache_dir: str) -> tuple[Callable, str, str]:
+    """Generate the entry's run function: fetch inputs from their sources, call the compiled
+    graph, rebuild the return value."""
+    consts: dict[str, Any] = {"___compiled": compiled}
+    consts.update({k: v for k, v in capture.namespace.items()})
+    inputs = ", ".join(source.expr for _, source, _ in capture.inputs)
+    result = _output_expr(capture.output_spec, consts)
+    unpack = "".join(f"    {name} = ___ns[{name!r}]\n" for name in consts)
+    call = f"        ___out = ___compiled({inputs})\n"
+    source = (f"# {title}\n# Run code generated by astcompiler: inputs from their sources, the "
+              f"compiled graph, the return value.\n\n"
+              f"def ___make_run(___ns):\n{unpack}"
+              f"    def run({params}):\n{call}        return {result}\n    return run\n")
+    path = write_generated_file(f"{cache_dir}/run", "run", source)
+    run = load_generated_module(path).___make_run(consts)
+    copy_defaults(run, original)
+    return run, source, path
+
+
+def eager_entry(fn: Callable, guards: GuardSet, namespace: dict, reason: Unsupported | None,
+                title: str, cache_dir: str) -> CacheEntry:
+    """An entry that runs the original function, valid under the guards recorded so far."""
+    sig = signature_of(fn)
+    guard = build_guard(guards, sig, fn, namespace, title=title, cache_dir=cache_dir)
+    return CacheEntry(guard=guard, run=fn, guards=guard.source, break_reason=reason,
+                      output_code="# runs eagerly: " + (reason.reason if reason else "no graph"))
+
+
+def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Callable,
+                *, fullgraph: bool, title: str) -> CacheEntry:
+    """Capture, guard and lower one call of ``fn``; a graph break gives an eager entry."""
+    start = time.perf_counter()
+    cache_dir = config.cache_dir
+    try:
+        capture = capture_function(fn, args, kwargs, cache_dir=cache_dir,
+                                   unroll_limit=config.unroll_limit,
+                                   inline_depth_limit=config.inline_depth_limit)
+    except Unsupported as error:
+        attach_user_stack(error, error.__traceback__)
+        message = format_break(error, fn)
+        get_logger("graph_breaks").info("graph break in %s:\n%s", title, message)
+        if isinstance(error, NoSourceError) and not fullgraph:
+            import warnings
+            warnings.warn(f"astcompiler: {error.reason}; {title} runs eagerly", RuntimeWarning,
+                          stacklevel=5)
+        if fullgraph:
+            raise Unsupported(message, user_stack=error.user_stack, hint=None) from None
+        partial = getattr(error, "capture_guards", None) or GuardSet()
+        entry = eager_entry(fn, partial, getattr(error, "capture_namespace", {}), error, title,
+                            cache_dir)
+        entry.compile_time = time.perf_counter() - start
+        return entry
+    except Exception as error:  # noqa: BLE001 - a user error or a gap: NumPy decides eagerly
+        get_logger("graph_breaks").info("capture of %s failed (%s: %s); running eagerly",
+                                        title, type(error).__name__, error)
+        if fullgraph and not _is_user_error(error):
+            raise
+        reason = Unsupported(f"capture raised {type(error).__name__}: {error}")
+        attach_user_stack(reason, error.__traceback__)
+        entry = eager_entry(fn, getattr(error, "capture_guards", None) or GuardSet(),
+                            getattr(error, "capture_namespace", {}), reason, title, cache_dir)
+        entry.compile_time = time.perf_counter() - start
+        return entry
+    sig = signature_of(fn)
+    guard = build_guard(capture.guards, sig, fn, capture.namespace, title=title, cache_dir=cache_dir)
+    graph_code = capture.graph.print_readable(print_output=False)
+    example_inputs = [value for _, _, value in capture.inputs]
+    compiled = lower_graph(backend, capture.graph, example_inputs)
+    output_code = compiled.output_code if isinstance(compiled, CompiledGraph) else \
+        f"# user backend {getattr(backend, '__name__', backend)!r}: no generated source\n"
+    run, run_code, run_path = build_run(capture, compiled, guard.params, fn, title, cache_dir)
+    entry = CacheEntry(
+        guard=guard, run=run,
+        rewritten_code="\n".join(r.source for r in capture.rewritten),
+        guards=guard.source, graph_code=graph_code, output_code=output_code, run_code=run_code,
+        graph=capture.graph, compile_time=time.perf_counter() - start,
+        files=[r.path for r in capture.rewritten if r.path] + [p for p in (guard.path, run_path) if p]
+        + list(getattr(compiled, "files", []) or []))
+    _log_entry(entry, title)
+    return entry
+
+
+def _is_user_error(error: Exception) -> bool:
+    """Errors NumPy or Python raise for the user's own code: running eagerly re-raises them."""
+    return isinstance(error, (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
+                              ArithmeticError, NameError, AttributeError))
+
+
+def lower_graph(backend: Callable, graph: Graph, example_inputs: list) -> Callable:
+    """Run the backend; if a built-in backend fails, fall back to the eager one with a warning
+    (a slower answer, never a wrong one)."""
+    try:
+        return backend(graph, example_inputs)
+    except Exception as error:  # noqa: BLE001
+        from ..lower.eager import eager_backend
+        if backend is eager_backend or not getattr(backend, "__module__", "").startswith("astcompiler"):
+            raise
+        import warnings
+        warnings.warn(f"astcompiler: backend failed ({type(error).__name__}: {error}); "
+                      f"running the graph op by op instead.\n{traceback.format_exc(limit=3)}",
+                      RuntimeWarning, stacklevel=4)
+        return eager_backend(graph, example_inputs)
+
+
+def _log_entry(entry: CacheEntry, title: str) -> None:
+    for artifact in ("rewritten_code", "graph_code", "guards", "output_code"):
+        logger = get_logger(artifact)
+        if logger.isEnabledFor(20):
+            logger.info("%s for %s:\n%s", artifact, title, getattr(entry, artifact))

@@ -1,0 +1,40 @@
+"""``ac.show(fn)``: print every cache entry's generated source."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+SECTIONS = ("rewritten_code", "guards", "graph_code", "output_code")
+
+
+def format_entries(compiled: Any) -> str:
+    entries = compiled.entries
+    lines = [f"=== {compiled.title}: {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'}"]
+    if not entries:
+        lines.append("(not compiled yet: call the function once)")
+    for index, entry in enumerate(entries):
+        lines.append("")
+        status = "eager fallback" if entry.is_eager else f"{entry.graph.op_count()} ops"
+        lines.append(f"--- entry {index} ({status}, compiled in {entry.compile_time * 1e3:.1f} ms)")
+        if entry.break_reason is not None:
+            lines.append(f"graph break: {entry.break_reason.reason}")
+            for filename, lineno, text in entry.break_reason.user_stack[-1:]:
+                lines.append(f"  at {filename}:{lineno}: {text.strip()}")
+        for section in SECTIONS:
+            text = getattr(entry, section)
+            if text:
+                lines.append(f"\n# ----- {section} -----")
+                lines.append(text.rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def show(fn: Any, file: TextIO | None = None) -> None:
+    """Print the generated source of every cache entry of a compiled function:
+    rewritten code, guards, graph and output (kernel) code."""
+    from .compiled import CompiledFunction
+    compiled = getattr(fn, "_ac_compiled", fn)
+    if not isinstance(compiled, CompiledFunction):
+        raise TypeError(f"astcompiler.show expects a function returned by astcompiler.compile, "
+                        f"got {type(fn).__name__}")
+    (file or sys.stdout).write(format_entries(compiled))
