@@ -85,11 +85,13 @@ class ArraySpec:
     dtype: str
     dims: tuple[Dim, ...]
 
-    def describe(self, sizes: dict[str, int]) -> str:
-        """``x: float64[8, 3] (dim 0 = N, dynamic)``."""
+    def describe(self, sizes: dict[str, int], dynamic: bool = True) -> str:
+        """``x: float64[8, 3] (dim 0 = N, dynamic)``; ``dynamic`` says whether named dims were marked."""
         shape = ", ".join(str(resolve_dim(d, sizes)) for d in self.dims)
         named = [f"dim {i} = {d}" for i, d in enumerate(self.dims) if isinstance(d, str)]
-        extra = f" ({', '.join(named)}, dynamic)" if named else ""
+        if dynamic and named:
+            named.append("dynamic")
+        extra = f" ({', '.join(named)})" if named else ""
         return f"{self.name}: {self.dtype}[{shape}]{extra}"
 
 
@@ -101,7 +103,7 @@ class ScalarSpec:
     kind: str
     value: Union[int, float, bool, str, None] = None
 
-    def describe(self, sizes: dict[str, int]) -> str:
+    def describe(self, sizes: dict[str, int], dynamic: bool = True) -> str:
         return f"{self.name}: {self.kind} = {scalar_value(self, sizes)!r}"
 
 
@@ -517,6 +519,7 @@ class Prepared:
     inputs: ExampleInputs
     specs: list[ExampleSpec]
     ac: ModuleType
+    marked: bool  # named sizes were marked dynamic (False: this build has no mark_dynamic)
 
 
 def prepare(args: argparse.Namespace) -> Prepared:
@@ -531,13 +534,16 @@ def prepare(args: argparse.Namespace) -> Prepared:
     inputs = build_example_inputs(specs, sizes, seed=args.seed)
     call_args, call_kwargs = bind_example(fn, func, inputs.values)
     ac = import_astcompiler()
-    mark_dynamic_dims(ac, inputs)
-    return Prepared(path, func, fn, call_args, call_kwargs, inputs, specs, ac)
+    marked = mark_dynamic_dims(ac, inputs)
+    return Prepared(path, func, fn, call_args, call_kwargs, inputs, specs, ac, marked)
 
 
 def describe_inputs(prep: Prepared) -> str:
-    sizes = prep.inputs.sizes
-    return ", ".join(spec.describe(sizes) for spec in prep.specs)
+    """One line: every example input with its shape, and whether named sizes are dynamic."""
+    text = ", ".join(spec.describe(prep.inputs.sizes, prep.marked) for spec in prep.specs)
+    if prep.inputs.dynamic and not prep.marked:
+        text += " (named sizes are static: this build has no astcompiler.mark_dynamic)"
+    return text
 
 
 def run_user_code(path: Path, what: str, call: Callable[[], Any]) -> Any:

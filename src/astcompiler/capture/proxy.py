@@ -44,7 +44,8 @@ class ArrayProxy:
     # ----- metadata (static) ---------------------------------------------------------------
     @property
     def shape(self) -> tuple:
-        return tuple(np.shape(self.example))
+        meta = self.node.meta
+        return meta.shape if meta is not None else tuple(np.shape(self.example))
 
     @property
     def dtype(self) -> np.dtype:
@@ -55,8 +56,11 @@ class ArrayProxy:
         return np.ndim(self.example)
 
     @property
-    def size(self) -> int:
-        return int(np.size(self.example))
+    def size(self) -> Any:
+        size = 1
+        for dim in self.shape:
+            size = size * dim
+        return size
 
     @property
     def itemsize(self) -> int:
@@ -135,7 +139,10 @@ class ArrayProxy:
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
-        return self.shape[0]
+        first = self.shape[0]
+        if not isinstance(first, (int, np.integer)):
+            raise GraphBreak(f"len() of an array whose length ({first}) depends on the data")
+        return int(first)
 
     def __iter__(self):
         if self.ndim == 0:

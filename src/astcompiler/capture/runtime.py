@@ -15,6 +15,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+import sympy
+
 from ..exc import GraphBreak
 from ..rewrite import is_generated, rewrite_function
 from .calls import dispatch_call
@@ -161,6 +163,9 @@ class Runtime:
                              "use np.where, or keep the condition on shapes and Python values")
         if isinstance(value, ObjectProxy):
             return bool(value._ac_value)
+        if isinstance(value, sympy.Basic):
+            raise GraphBreak(f"branching on a data-dependent size ({value}); sizes produced by "
+                             "boolean masks or nonzero() are only known at run time")
         return bool(value)
 
     def loop_test(self, value: Any) -> bool:

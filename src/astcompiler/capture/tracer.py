@@ -154,7 +154,7 @@ class Tracer:
             node.extra["tuple_metas"] = tuple(meta_of(r) for r in result)
             return tuple(ArrayProxy(self, self.graph.call("getitem", (node, i), {}, meta_of(r), origin), r)
                          for i, r in enumerate(result))
-        meta = meta_of(result)
+        meta = self._symbolic_meta(op, node_args, node_kwargs, meta_of(result))
         if meta is None:
             raise GraphBreak(f"np.{op.name} returned a Python {type(result).__name__}, "
                              "which depends on the data")
@@ -162,6 +162,28 @@ class Tracer:
             raise GraphBreak(f"arrays of dtype {meta.dtype} are not supported")
         node = self.graph.call(op.name, node_args, node_kwargs, meta, origin)
         return ArrayProxy(self, node, result)
+
+    def _symbolic_meta(self, op: OpDef, node_args: tuple, node_kwargs: dict,
+                       meta: TensorMeta | None) -> TensorMeta | None:
+        """Sizes that depend on data (boolean-mask reads, nonzero) become unbacked symbols, and
+        stay symbolic downstream: the example's sizes are only one possible outcome."""
+        if meta is None:
+            return None
+        inputs = [n for n in _flat_nodes((node_args, node_kwargs))]
+        symbolic_inputs = [n for n in inputs if n.meta is not None and not _static(n.meta.shape)]
+        data_dependent = op.extra.get("data_dependent_shape", False) or (
+            op.name == "getitem" and any(n.meta is not None and n.meta.dtype == np.bool_
+                                         and n.meta.ndim > 0 for n in inputs[1:]))
+        if not data_dependent and not symbolic_inputs:
+            return meta
+        if op.kind == "pointwise" and not data_dependent:
+            shape = _broadcast_symbolic([n.meta.shape for n in inputs if n.meta is not None],
+                                        meta.shape, self.shape_env)
+        elif op.kind == "reduction" and not data_dependent and len(inputs) == 1:
+            shape = _reduced_shape(inputs[0].meta.shape, node_kwargs, meta.shape)
+        else:
+            shape = tuple(self.shape_env.create_unbacked(op.name) for _ in meta.shape)
+        return TensorMeta(shape, meta.dtype, meta.scalar)
 
     def _fold(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
         result = op.impl(*args, **kwargs)
@@ -207,6 +229,45 @@ class Tracer:
 
     def output(self, values: tuple) -> Node:
         return self.graph.output(tuple(_map_proxies(values, lambda p: p.node)))
+
+
+def _flat_nodes(value: Any) -> list[Node]:
+    found: list[Node] = []
+    map_nodes(value, lambda n: found.append(n) or n)
+    return found
+
+
+def _static(shape: tuple) -> bool:
+    return all(isinstance(d, (int, np.integer)) for d in shape)
+
+
+def _broadcast_symbolic(shapes: list[tuple], example_shape: tuple, env: ShapeEnv) -> tuple:
+    ndim = len(example_shape)
+    out = []
+    for axis in range(ndim):
+        dims = [s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0]
+        symbolic = [d for d in dims if not isinstance(d, (int, np.integer))]
+        static = [int(d) for d in dims if isinstance(d, (int, np.integer)) and d != 1]
+        if static:
+            out.append(static[0])
+        elif symbolic and all(d == symbolic[0] for d in symbolic):
+            out.append(symbolic[0])
+        elif symbolic:
+            out.append(env.create_unbacked("broadcast"))
+        else:
+            out.append(example_shape[axis])
+    return tuple(out)
+
+
+def _reduced_shape(shape: tuple, kwargs: dict, example_shape: tuple) -> tuple:
+    axis = kwargs.get("axis")
+    keepdims = kwargs.get("keepdims", False)
+    if axis is None:
+        return tuple(1 for _ in shape) if keepdims else ()
+    axes = {axis} if isinstance(axis, int) else set(axis)
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
 def lookup_ufunc_method(ufunc: np.ufunc, method: str) -> OpDef | None:

@@ -78,10 +78,18 @@ def fact_code(fact: GuardFact, consts: _Constants) -> str:
     raise AssertionError(f"unknown guard kind {kind!r}")
 
 
+def short_name(source_name: str) -> str:
+    """``L['x']`` -> ``x`` (how users name their arguments); other sources stay as they are."""
+    if source_name.startswith("L['") and source_name.endswith("']") and source_name.count("[") == 1:
+        return source_name[3:-2]
+    return source_name
+
+
 def explain_fact(fact: GuardFact, actual: Any) -> str:
     """Why ``actual`` (the value now at the fact's source) fails the fact, in words."""
     name = fact.source.name
     if fact.kind == "array":
+        name = short_name(name)
         dtype, shape = fact.value
         if type(actual) is not np.ndarray:
             return f"{name} is not an ndarray: expected numpy.ndarray, actual {type(actual).__name__}"

@@ -65,6 +65,12 @@ def _strip_signature(params: cst.Parameters) -> cst.Parameters:
 def _as_function(node: cst.FunctionDef | cst.Lambda, name: str, display: str,
                  line: int) -> cst.FunctionDef:
     if isinstance(node, cst.FunctionDef):
+        if isinstance(node.body, cst.SimpleStatementSuite):  # `def f(x): return x`
+            small = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in node.body.body]
+            line_stmt = cst.SimpleStatementLine(body=small,
+                                                trailing_whitespace=origin_comment(display, line))
+            node = node.with_changes(body=cst.IndentedBlock(
+                body=[line_stmt], header=origin_comment(display, line)))
         return node.with_changes(decorators=[], returns=None, asynchronous=None,
                                  params=_strip_signature(node.params),
                                  leading_lines=[], lines_after_decorators=[])

@@ -1,0 +1,76 @@
+"""Shared test helpers: backends to run, and comparing compiled against eager results."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+from typing import Any, Callable
+
+import numpy as np
+
+import astcompiler as ac
+
+
+def available_backends() -> list[str]:
+    backends = ["eager", "aot_eager"]
+    if importlib.util.find_spec("astcompiler.lower.numba") is not None:
+        backends.append("numba")
+    return backends
+
+
+BACKENDS = available_backends()
+
+
+def clone(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        # keep the layout: non-contiguous inputs stay non-contiguous
+        base = np.empty_like(value, order="K")
+        base[...] = value
+        if not value.flags.c_contiguous and not value.flags.f_contiguous:
+            big = np.zeros(tuple(2 * d + 1 for d in value.shape), value.dtype)
+            view = big[tuple(slice(None, None, 2) for _ in value.shape)]
+            view = view[tuple(slice(0, d) for d in value.shape)]
+            view[...] = value
+            return view
+        return base
+    return copy.deepcopy(value)
+
+
+def assert_same(actual: Any, expected: Any) -> None:
+    """Same type, dtype, shape and values (within float rounding); recursive for containers."""
+    assert type(actual) is type(expected), f"type {type(actual)} != {type(expected)}"
+    if isinstance(expected, (tuple, list)):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert_same(a, e)
+        return
+    if isinstance(expected, dict):
+        assert list(actual) == list(expected)
+        for key in expected:
+            assert_same(actual[key], expected[key])
+        return
+    if isinstance(expected, (np.ndarray, np.generic)):
+        assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
+        assert np.shape(actual) == np.shape(expected)
+        if expected.dtype.kind in "fc":
+            tol = 1e-5 if expected.dtype.itemsize <= 8 and expected.dtype in (np.float32, np.complex64) else 1e-9
+            np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(actual, expected)
+        return
+    assert actual == expected or (actual != actual and expected != expected)
+
+
+def check_compiled(fn: Callable, *args: Any, backend: str = "eager", **kwargs: Any) -> Any:
+    """Run ``fn`` eagerly and compiled on separate copies of the inputs; compare results and
+    the inputs' final contents (mutations). Returns the compiled function."""
+    eager_args = [clone(a) for a in args]
+    compiled_args = [clone(a) for a in args]
+    expected = fn(*eager_args, **kwargs)
+    compiled = ac.compile(fn, backend=backend)
+    actual = compiled(*compiled_args, **kwargs)
+    assert_same(actual, expected)
+    for after_eager, after_compiled in zip(eager_args, compiled_args):
+        if isinstance(after_eager, np.ndarray):
+            np.testing.assert_array_equal(after_compiled, after_eager)
+    return compiled
