@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar, overload
 
 from . import exc, testing
-from .capture import HANDLERS, is_compiling
+from .capture.state import HANDLERS, is_compiling
 from .config import config
 from .exc import GraphBreak
-from .lower import list_backends, register_backend
+from .lower import check_backend, list_backends, register_backend
 from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show
 from .run.compiled import validate_function
 
@@ -41,8 +41,7 @@ def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
     fullgraph: raise ``astcompiler.exc.Unsupported`` instead of running eagerly when something
     cannot be captured.
     """
-    from .lower import lookup_backend
-    lookup_backend(backend)  # an unknown backend name fails here, at decoration time
+    check_backend(backend)  # an unknown backend name fails here, at decoration time
     if device not in (None, "cpu"):
         raise ValueError(f"device={device!r} is not supported yet (only 'cpu')")
 

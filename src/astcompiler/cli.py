@@ -13,7 +13,8 @@ missing file, an unknown function, an invalid token, an unknown dtype) is report
 stderr with exit status 2, as argparse does; a failure of the user's code or of the compiler exits
 with status 1 (``--traceback`` shows the full Python traceback instead).
 
-This module imports neither NumPy nor the compiler until a command needs them, so ``--help`` is fast.
+This module imports neither NumPy nor the compiler until a command needs them, so ``--help`` is
+fast.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class ArraySpec:
     dims: tuple[Dim, ...]
 
     def describe(self, sizes: dict[str, int], dynamic: bool = True) -> str:
-        """``x: float64[8, 3] (dim 0 = N, dynamic)``; ``dynamic`` says whether named dims were marked."""
+        """``x: float64[8, 3] (dim 0 = N, dynamic)``; ``dynamic``: named dims were marked."""
         shape = ", ".join(str(resolve_dim(d, sizes)) for d in self.dims)
         named = [f"dim {i} = {d}" for i, d in enumerate(self.dims) if isinstance(d, str)]
         if dynamic and named:
@@ -225,7 +226,7 @@ def parse_example_spec(text: str) -> list[ExampleSpec]:
 
 
 def parse_sizes(items: Sequence[str]) -> dict[str, int]:
-    """``["N=100", "M=3"]`` (from repeated ``--size``; commas also separate) -> ``{"N": 100, "M": 3}``."""
+    """``["N=100", "M=3,K=1"]`` (repeated ``--size``) -> ``{"N": 100, "M": 3, "K": 1}``."""
     sizes: dict[str, int] = {}
     for item in items:
         for part in filter(None, (p.strip() for p in item.split(","))):
@@ -251,7 +252,7 @@ def size_names(specs: Sequence[ExampleSpec]) -> list[str]:
 
 def resolve_sizes(specs: Sequence[ExampleSpec], given: dict[str, int],
                   default: int = DEFAULT_SIZE) -> dict[str, int]:
-    """Values of every size the specs use (``given``, else ``default``); unused ``given`` is an error."""
+    """Every size the specs use: from ``given``, else ``default``; an unused one is an error."""
     used = size_names(specs)
     unused = sorted(set(given) - set(used))
     if unused:
@@ -288,7 +289,7 @@ class ExampleInputs:
 
 
 def random_array(rng: Any, shape: tuple[int, ...], dtype: str) -> Any:
-    """Deterministic example data: floats in [0.1, 1) (safe for log/sqrt), small ints, random bools."""
+    """Deterministic example data: floats in [0.1, 1) (safe for log/sqrt), ints in [0, 8), bools."""
     import numpy as np
 
     kind = np.dtype(dtype).kind
@@ -321,7 +322,7 @@ def build_example_inputs(specs: Sequence[ExampleSpec], sizes: dict[str, int],
 
 
 def mark_dynamic_dims(ac: ModuleType, inputs: ExampleInputs) -> bool:
-    """Call ``ac.mark_dynamic`` on every named dim; False when this build has no ``mark_dynamic``."""
+    """``ac.mark_dynamic`` on every named dim; False when this build has no ``mark_dynamic``."""
     mark = getattr(ac, "mark_dynamic", None)
     if mark is None:
         return False
@@ -408,8 +409,7 @@ def unwrap_compiled(obj: Any) -> Callable[..., Any]:
     """The original Python function of a compiled one; plain functions are returned as they are."""
     if not is_compiled(obj):
         return obj
-    original = getattr(obj, "_orig_fn", None) or getattr(obj, "__wrapped__")
-    return original
+    return getattr(obj, "_orig_fn", None) or obj.__wrapped__
 
 
 def list_functions(module: ModuleType) -> list[str]:
@@ -418,7 +418,7 @@ def list_functions(module: ModuleType) -> list[str]:
     for name, value in vars(module).items():
         if name.startswith("__"):
             continue
-        target = unwrap_compiled(value) if is_compiled(value) else value
+        target = unwrap_compiled(value)
         if inspect.isfunction(target) and target.__module__ == module.__name__:
             names.append(name)
     return sorted(names)
@@ -579,7 +579,8 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
     except ImportError:
         raise CliError("this build of astcompiler has no "
                        "astcompiler.rewrite.rewrite_module_source", FAILURE) from None
-    text = run_user_code(path, f"rewriting {path}", lambda: rewrite_module_source(source, str(path)))
+    text = run_user_code(path, f"rewriting {path}",
+                         lambda: rewrite_module_source(source, str(path)))
     if not text.strip():
         print(f"{PROG} rewrite: note: {path} has no @compile-decorated function", file=sys.stderr)
     if args.output in (None, "-"):
@@ -593,7 +594,7 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """``astcompiler show FILE.py:FUNC --example ...``: compile, call once, print what was generated."""
+    """``astcompiler show FILE.py:FUNC --example ...``: compile, call once, print all generated."""
     if args.backend is not None:
         check_backend(args.backend)
     prep = prepare(args)
@@ -633,7 +634,7 @@ class OneLineParser(argparse.ArgumentParser):
 def add_example_options(parser: argparse.ArgumentParser) -> None:
     """The options ``show`` and ``explain`` share."""
     parser.add_argument("target", metavar="FILE.py:FUNC",
-                        help="the file to import and the function in it (plain or @compile-decorated)")
+                        help="the file to import and the function in it (plain or decorated)")
     parser.add_argument("--example", required=True, metavar="SPEC",
                         help=f"example inputs, e.g. \"x=f64[N,3] n=int:5\"; {EXAMPLE_GRAMMAR}")
     parser.add_argument("--size", action="append", metavar="NAME=INT",
@@ -655,7 +656,8 @@ def build_parser() -> argparse.ArgumentParser:
     rewrite = commands.add_parser("rewrite", help="print the graph-building source of each "
                                                   "@compile-decorated function of a file")
     rewrite.add_argument("file", metavar="FILE.py")
-    rewrite.add_argument("-o", "--output", metavar="OUT.py", help="write to OUT.py instead of stdout")
+    rewrite.add_argument("-o", "--output", metavar="OUT.py",
+                         help="write to OUT.py instead of stdout")
     rewrite.set_defaults(handler=cmd_rewrite)
 
     show = commands.add_parser("show", help="compile FUNC for example inputs, call it once and "
@@ -665,7 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="backend to compile with (default: numba, also for decorated functions)")
     show.set_defaults(handler=cmd_show)
 
-    explain = commands.add_parser("explain", help="print astcompiler.explain(FUNC)(*example inputs)")
+    explain = commands.add_parser("explain",
+                                  help="print astcompiler.explain(FUNC)(*example inputs)")
     add_example_options(explain)
     explain.set_defaults(handler=cmd_explain)
     return parser

@@ -1,9 +1,9 @@
-"""Capture: run graph-building code on proxies to record a Graph, guard facts and outputs."""
+"""Capture: run graph-building code on proxies to record a Graph, guard facts and outputs.
 
-from .capture import Capture, capture_function, has_side_effects, is_pure
-from .calls import HANDLERS
-from .proxy import ArrayProxy
-from .tracer import Tracer, compiling_scope, is_compiling
+Only the cheap per-thread state is imported here; the capture machinery (libcst, sympy) loads
+with ``astcompiler.capture.capture`` on the first compile.
+"""
 
-__all__ = ["Capture", "capture_function", "has_side_effects", "is_pure", "HANDLERS",
-           "ArrayProxy", "Tracer", "compiling_scope", "is_compiling"]
+from .state import HANDLERS, compiling_scope, is_compiling
+
+__all__ = ["HANDLERS", "compiling_scope", "is_compiling"]

@@ -19,6 +19,7 @@ from ..exc import GraphBreak
 from ..ops import REGISTRY
 from .lifting import BoundMethod, ObjectProxy
 from .proxy import ArrayProxy
+from .state import HANDLERS
 from .tracer import contains_proxy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,7 +64,7 @@ def _len(runtime: "Runtime", obj: Any) -> int:
     return len(obj)
 
 
-HANDLERS: dict[Any, Callable[..., Any]] = {isinstance: _isinstance, type: _type, len: _len}
+HANDLERS.update({isinstance: _isinstance, type: _type, len: _len})
 
 
 def _is_pure_callable(fn: Any) -> bool:

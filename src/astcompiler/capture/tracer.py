@@ -7,7 +7,6 @@ proxies or guarded constants, and counts unrolled loop iterations.
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -19,23 +18,8 @@ from ..source.origins import current_origin
 from .guard_facts import GuardSet
 from .proxy import ArrayProxy
 from .shape_env import ShapeEnv
+from .state import compiling_scope, is_compiling  # noqa: F401 (re-exported)
 from .sources import Source
-
-_STATE = threading.local()
-
-
-def is_compiling() -> bool:
-    """True while astcompiler is capturing a graph on this thread."""
-    return getattr(_STATE, "depth", 0) > 0
-
-
-class compiling_scope:
-    def __enter__(self) -> None:
-        _STATE.depth = getattr(_STATE, "depth", 0) + 1
-
-    def __exit__(self, *exc: Any) -> None:
-        _STATE.depth -= 1
-
 
 def _map_proxies(value: Any, fn: Callable[[ArrayProxy], Any]) -> Any:
     if isinstance(value, ArrayProxy):

@@ -1,6 +1,6 @@
 """Backends: lower a captured Graph to something runnable."""
 
-from .base import CompiledGraph, lookup_backend, list_backends, register_backend
+from .base import CompiledGraph, check_backend, lookup_backend, list_backends, register_backend
 
 
 def _eager():
@@ -22,4 +22,4 @@ register_backend("eager", _eager)
 register_backend("aot_eager", _aot_eager)
 register_backend("numba", _numba)
 
-__all__ = ["CompiledGraph", "lookup_backend", "list_backends", "register_backend"]
+__all__ = ["CompiledGraph", "check_backend", "lookup_backend", "list_backends", "register_backend"]

@@ -40,6 +40,15 @@ def list_backends() -> list[str]:
     return sorted(_BACKENDS)
 
 
+def check_backend(backend: str | Backend) -> None:
+    """Fail early (and cheaply: nothing is imported) on an unknown backend name."""
+    if callable(backend):
+        return
+    if not isinstance(backend, str) or backend not in _BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {list_backends()} "
+                         f"or pass a callable backend(graph, example_inputs)")
+
+
 def lookup_backend(backend: str | Backend) -> Backend:
     if callable(backend):
         return backend

@@ -27,7 +27,7 @@ from .registry import register
 
 def _ravel_normalize(a, order="C"):
     order = check_order(order)
-    return (a,), ({} if order == "C" else {"order": order})
+    return (freeze(a),), ({} if order == "C" else {"order": order})
 
 
 def _ravel(a: Any, order: str = "C") -> np.ndarray:
@@ -48,7 +48,7 @@ register("flatten", _flatten, kind="extern", normalize=_ravel_normalize, methods
 
 def _swapaxes_normalize(a, axis1, axis2):
     ndim = ndim_of(a)
-    return (a, axis_index(axis1, ndim, "axis1"), axis_index(axis2, ndim, "axis2")), {}
+    return (freeze(a), axis_index(axis1, ndim, "axis1"), axis_index(axis2, ndim, "axis2")), {}
 
 
 def _swapaxes(a: Any, axis1: int, axis2: int) -> np.ndarray:
@@ -72,7 +72,7 @@ def _moveaxis_normalize(a, source, destination):
     if len(src) != len(dst):
         raise ValueError("`source` and `destination` arguments must have the same number "
                          "of elements")
-    return (a, src, dst), {}
+    return (freeze(a), src, dst), {}
 
 
 def _moveaxis(a: Any, source: tuple, destination: tuple) -> np.ndarray:
@@ -87,7 +87,7 @@ def _expand_dims_normalize(a, axis):
     if contains_proxy(axis):
         raise Unsupported("np.expand_dims with an axis from array data is not supported")
     count = len(axis) if isinstance(axis, (tuple, list)) else 1
-    return (a, axis_tuple(axis, ndim_of(a) + count, sort=True)), {}
+    return (freeze(a), axis_tuple(axis, ndim_of(a) + count, sort=True)), {}
 
 
 def _expand_dims(a: Any, axis: tuple) -> np.ndarray:
@@ -111,10 +111,10 @@ def _check_squeezable(a: Any, axes: tuple[int, ...]) -> None:
 
 def _squeeze_normalize(a, axis=None):
     if axis is None:
-        return (a,), {"axis": None}
+        return (freeze(a),), {"axis": None}
     axes = axis_tuple(axis, ndim_of(a), sort=True)
     _check_squeezable(a, axes)
-    return (a,), {"axis": axes}
+    return (freeze(a),), {"axis": axes}
 
 
 def _squeeze(a: Any, axis: tuple | None = None) -> np.ndarray:
@@ -128,7 +128,7 @@ register("squeeze", _squeeze, kind="view", normalize=_squeeze_normalize, aliases
 def _broadcast_to_normalize(array, shape, subok=False):
     if subok:
         raise Unsupported("np.broadcast_to(subok=True) is not supported")
-    return (array, as_shape(shape)), {}
+    return (freeze(array), as_shape(shape)), {}
 
 
 def _broadcast_to(array: Any, shape: tuple) -> np.ndarray:
@@ -175,7 +175,7 @@ for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
 def _flip_normalize(m, axis=None):
     ndim = ndim_of(m)
     axes = tuple(range(ndim)) if axis is None else axis_tuple(axis, ndim, sort=True)
-    return (m, axes), {}
+    return (freeze(m), axes), {}
 
 
 def _flip(m: Any, axis: tuple[int, ...]) -> Any:
@@ -190,7 +190,7 @@ def _min_ndim_normalizer(ndim: int):
     def normalize(m):
         if ndim_of(m) < ndim:
             raise ValueError(f"Input must be >= {ndim}-d.")
-        return (m,), {}
+        return (freeze(m),), {}
     return normalize
 
 
@@ -212,7 +212,9 @@ def _rot90_normalize(m, k=1, axes=(0, 1)):
     axes = tuple(_int_arg(a, "np.rot90 axes") for a in axes)
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
-    return (m, _int_arg(k, "np.rot90 k") % 4, axes), {}
+    if is_proxy(k):
+        raise Unsupported("np.rot90 with k computed from array data is not supported")
+    return (freeze(m), int(k) % 4 if isinstance(k, (int, np.integer)) else k, axes), {}
 
 
 def _rot90(m: Any, k: int, axes: tuple) -> np.ndarray:
@@ -230,7 +232,7 @@ def _roll_normalize(a, shift, axis=None):
         canon_axis = tuple(axis_index(ax, ndim_of(a)) for ax in axis)
     else:
         canon_axis = axis_index(axis, ndim_of(a))
-    return (a, freeze(shift)), {"axis": canon_axis}
+    return (freeze(a), freeze(shift)), {"axis": canon_axis}
 
 
 def _roll(a: Any, shift: Any, axis: Any = None) -> np.ndarray:
@@ -244,7 +246,9 @@ register("roll", _roll, kind="extern", normalize=_roll_normalize, aliases=(np.ro
 
 
 def _tri_part_normalize(m, k=0):
-    return (m, _int_arg(k, "the diagonal offset k")), {}
+    if is_proxy(k):
+        raise Unsupported("np.triu/np.tril with an offset computed from array data")
+    return (freeze(m), int(k) if isinstance(k, (int, np.integer)) else k), {}
 
 
 def _triu(m: Any, k: int) -> np.ndarray:
@@ -272,7 +276,7 @@ def _counts(value: Any, fname: str) -> Any:
 
 
 def _repeat_normalize(a, repeats, axis=None):
-    return (a, _counts(repeats, "repeat")), {"axis": optional_axis(axis, ndim_of(a))}
+    return (freeze(a), _counts(repeats, "repeat")), {"axis": optional_axis(axis, ndim_of(a))}
 
 
 def _repeat(a: Any, repeats: Any, axis: int | None = None) -> np.ndarray:
@@ -285,7 +289,7 @@ register("repeat", _repeat, kind="extern", normalize=_repeat_normalize, aliases=
 
 def _tile_normalize(A, reps):
     reps = _counts(reps, "tile")
-    return (A, reps if isinstance(reps, tuple) else (reps,)), {}
+    return (freeze(A), reps if isinstance(reps, tuple) else (reps,)), {}
 
 
 def _tile(A: Any, reps: tuple) -> np.ndarray:
@@ -301,7 +305,7 @@ def _pad_normalize(array, pad_width, mode="constant", **kwargs):
         raise Unsupported("np.pad with a callable mode is not supported")
     if contains_proxy(kwargs.get("stat_length")):
         raise Unsupported("np.pad stat_length from array data is not supported")
-    return (array, _counts(pad_width, "pad"), mode), {k: freeze(v) for k, v in kwargs.items()}
+    return (freeze(array), _counts(pad_width, "pad"), mode), {k: freeze(v) for k, v in kwargs.items()}
 
 
 def _pad(array: Any, pad_width: Any, mode: str, **kwargs: Any) -> np.ndarray:
@@ -422,7 +426,7 @@ def _diag_axes(a: Any, axis1: Any, axis2: Any) -> tuple[int, int]:
 
 def _diagonal_normalize(a, offset=0, axis1=0, axis2=1):
     ax1, ax2 = _diag_axes(a, axis1, axis2)
-    return (a, _int_arg(offset, "the diagonal offset"), ax1, ax2), {}
+    return (freeze(a), _int_arg(offset, "the diagonal offset"), ax1, ax2), {}
 
 
 def _diagonal(a: Any, offset: int, axis1: int, axis2: int) -> np.ndarray:
@@ -451,7 +455,7 @@ register("diag", _diag, kind="view", normalize=_diag_normalize, aliases=(np.diag
 def _trace_normalize(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     reject_out(out, "trace")
     ax1, ax2 = _diag_axes(a, axis1, axis2)
-    return (a, _int_arg(offset, "the diagonal offset"), ax1, ax2), {"dtype": as_dtype(dtype)}
+    return (freeze(a), _int_arg(offset, "the diagonal offset"), ax1, ax2), {"dtype": as_dtype(dtype)}
 
 
 def _trace(a: Any, offset: int, axis1: int, axis2: int, dtype: np.dtype | None = None):

@@ -81,7 +81,7 @@ def _diff_normalize(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
         kwargs["prepend"] = freeze(prepend)
     if append is not _NO_VALUE:
         kwargs["append"] = freeze(append)
-    return (a,), kwargs
+    return (freeze(a),), kwargs
 
 
 def _diff(a: Any, n: int = 1, axis: int = -1, **ends: Any) -> np.ndarray:

@@ -87,7 +87,7 @@ def _take_normalize(a, indices, axis=None, out=None, mode="raise"):
     reject_out(out, "take")
     if mode not in _TAKE_MODES:
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
-    return (a, freeze(indices)), {"axis": optional_axis(axis, ndim_of(a)), "mode": mode}
+    return (freeze(a), freeze(indices)), {"axis": optional_axis(axis, ndim_of(a)), "mode": mode}
 
 
 def _take(a, indices, axis=None, mode="raise"):
@@ -99,7 +99,7 @@ register("take", _take, kind="extern", normalize=_take_normalize, aliases=(np.ta
 
 
 def _take_along_axis_normalize(arr, indices, axis=-1):
-    return (arr, freeze(indices)), {"axis": optional_axis(axis, ndim_of(arr))}
+    return (freeze(arr), freeze(indices)), {"axis": optional_axis(axis, ndim_of(arr))}
 
 
 def _take_along_axis(arr, indices, axis=-1):

@@ -43,7 +43,7 @@ def _sort_normalizer(fname: str):
     def normalize(a, axis=-1, kind=None, order=None, *, stable=None):
         _reject_order(order, fname)
         _check_kind(kind, stable)
-        return (a,), {"axis": _sort_axis(a, axis), **maybe(kind=kind, stable=stable)}
+        return (freeze(a),), {"axis": _sort_axis(a, axis), **maybe(kind=kind, stable=stable)}
     normalize.__name__ = f"_{fname}_normalize"
     return normalize
 
@@ -68,7 +68,7 @@ def _sort_inplace_normalize(a, axis=-1, kind=None, order=None, *, stable=None):
     _check_kind(kind, stable)
     if axis is None:
         raise TypeError("'NoneType' object cannot be interpreted as an integer")
-    return (a,), {"axis": axis_index(axis, ndim_of(a)), **maybe(kind=kind, stable=stable)}
+    return (freeze(a),), {"axis": axis_index(axis, ndim_of(a)), **maybe(kind=kind, stable=stable)}
 
 
 def _sort_inplace(a: np.ndarray, axis: int = -1, kind: str | None = None,
@@ -86,7 +86,7 @@ def _partition_normalizer(fname: str):
         _reject_order(order, fname)
         if kind != "introselect":
             raise ValueError(f"{fname} kind must be 'introselect' (got {kind!r})")
-        return (a, freeze(kth)), {"axis": _sort_axis(a, axis)}
+        return (freeze(a), freeze(kth)), {"axis": _sort_axis(a, axis)}
     normalize.__name__ = f"_{fname}_normalize"
     return normalize
 
@@ -110,7 +110,7 @@ register("argpartition", _argpartition, kind="extern",
 def _searchsorted_normalize(a, v, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
-    return (a, freeze(v)), {"side": side, **maybe(sorter=freeze(sorter))}
+    return (freeze(a), freeze(v)), {"side": side, **maybe(sorter=freeze(sorter))}
 
 
 def _searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None):

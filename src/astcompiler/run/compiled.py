@@ -12,13 +12,14 @@ import threading
 import types
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..capture.runtime import signature_of
 from ..config import config
 from ..logs import get_logger
-from ..lower import lookup_backend
-from .entry import CacheEntry, build_entry
+from ..lower import check_backend, lookup_backend
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .entry import CacheEntry
 
 _ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
 _ALL_LOCK = threading.Lock()
@@ -41,7 +42,8 @@ class CompiledFunction:
         self._orig_fn = fn
         self._ac_original = fn
         self._backend_spec = backend
-        self._backend = lookup_backend(backend)
+        check_backend(backend)
+        self._backend: Callable | None = None  # resolved at the first compile (lazy import)
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.device = device
@@ -93,6 +95,7 @@ class CompiledFunction:
         return self._miss(args, kwargs)
 
     def _miss(self, args: tuple, kwargs: dict) -> Any:
+        from ..capture.runtime import signature_of
         try:
             signature_of(self._orig_fn).bind(*args, **kwargs)
         except TypeError:
@@ -125,6 +128,9 @@ class CompiledFunction:
                 "Recompiling function %s in %s triggered by the following guard failure(s):\n%s",
                 self._orig_fn.__name__, _location(self._orig_fn),
                 "\n".join(f"    - {r}" for r in reasons))
+        if self._backend is None:
+            self._backend = lookup_backend(self._backend_spec)
+        from .entry import build_entry
         entry = build_entry(self._orig_fn, args, kwargs, self._backend,
                             fullgraph=self.fullgraph, title=self.title)
         self._entries = self._entries + (entry,)

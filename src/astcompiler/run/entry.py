@@ -11,7 +11,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..capture import Capture, capture_function
+from ..capture.capture import Capture, capture_function
 from ..capture.guard_facts import GuardSet
 from ..capture.runtime import signature_of
 from ..config import config
