@@ -213,3 +213,36 @@ def test_is_compiling_and_graph_break():
         return x + 1
     compiled = check_compiled(breaks, X)
     assert "graph_break()" in compiled.entries[0].break_reason.reason
+
+
+WEIGHTS = np.arange(3.0)
+
+
+def uses_global_array(x):
+    return x * WEIGHTS
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_arrays_are_inputs_not_baked_constants(backend):
+    global WEIGHTS
+    fn = ac.compile(uses_global_array, backend=backend)
+    x = np.ones(3)
+    np.testing.assert_array_equal(fn(x), [0.0, 1.0, 2.0])
+    WEIGHTS[0] = 10.0  # in-place update: seen without recompiling
+    np.testing.assert_array_equal(fn(x), [10.0, 1.0, 2.0])
+    saved = WEIGHTS
+    WEIGHTS = np.full(3, 7.0)  # rebinding to a same-shaped array: same entry
+    try:
+        np.testing.assert_array_equal(fn(x), [7.0, 7.0, 7.0])
+        assert len(fn.entries) == 1
+    finally:
+        WEIGHTS = saved
+        WEIGHTS[0] = 0.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_containers_of_arrays_as_arguments(backend):
+    def fn(pair, table, scale=2):
+        a, b = pair
+        return {"sum": a + b * table["w"], "n": len(pair) * scale}
+    check_compiled(fn, (np.ones(3), np.arange(3.0)), {"w": np.full(3, 2.0)}, backend=backend)
