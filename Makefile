@@ -1,0 +1,49 @@
+# astcompiler: set-up, tests, demo and benchmarks.
+#
+#   make demo    create .venv if missing, install the package (editable, with tests), run the quickstart
+#   make test    same set-up, then run the test suite (extra pytest arguments: make test ARGS='-k cli')
+#   make bench   same set-up plus numexpr, then run the benchmarks (make bench ARGS='--quick')
+#
+# An existing .venv is never deleted; the install step re-runs only when pyproject.toml changes
+# (or the venv is new), so repeated calls are cheap.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check --no-input -q
+ARGS   ?=
+
+TEST_STAMP  := $(VENV)/.astcompiler-test.stamp
+BENCH_STAMP := $(VENV)/.astcompiler-bench.stamp
+
+.DEFAULT_GOAL := help
+.PHONY: help demo test bench install
+
+help:
+	@echo "make demo    set up .venv and run examples/quickstart.py"
+	@echo "make test    set up .venv and run the tests (ARGS='...' goes to pytest)"
+	@echo "make bench   set up .venv with numexpr and run benchmarks/run.py (ARGS='--quick')"
+
+# The virtual environment: created once, only when its interpreter is missing.
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Editable install with the test extra; redone when pyproject.toml is newer than the stamp.
+$(TEST_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e '.[test]'
+	@touch $@
+
+$(BENCH_STAMP): pyproject.toml $(TEST_STAMP) | $(PY)
+	$(PIP) install -e '.[test,bench]'
+	@touch $@
+
+install: $(TEST_STAMP)
+
+demo: $(TEST_STAMP)
+	$(PY) examples/quickstart.py
+
+test: $(TEST_STAMP)
+	$(PY) -m pytest -q -x -p no:cacheprovider $(ARGS)
+
+bench: $(BENCH_STAMP)
+	$(PY) benchmarks/run.py $(ARGS)

@@ -1,0 +1,38 @@
+"""Test-session set-up shared by every test folder.
+
+One thing only: the whole session compiles into a fresh temporary cache directory, so tests never
+read or write the user's ``~/.cache/astcompiler`` and two test runs never see each other's files.
+``astcompiler.config.cache_dir`` is pointed at it for this process, and ``ASTCOMPILER_CACHE_DIR``
+for subprocesses the tests start (the CLI tests run ``python -m astcompiler``).
+
+Numba settings are left at their defaults on purpose: numba's own disk cache of generated kernels
+lives beside the generated files (inside the temporary directory), which is what the backend's
+caching tests expect to find.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def astcompiler_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Point astcompiler's cache directory at a temporary folder for the whole test session."""
+    from astcompiler.config import config  # the settings object that ``ac.config`` names
+
+    path = str(tmp_path_factory.mktemp("astcompiler-cache"))
+    saved_env = os.environ.get("ASTCOMPILER_CACHE_DIR")
+    saved_dir = config.cache_dir
+    os.environ["ASTCOMPILER_CACHE_DIR"] = path
+    config.cache_dir = path
+    try:
+        yield path
+    finally:
+        config.cache_dir = saved_dir
+        if saved_env is None:
+            os.environ.pop("ASTCOMPILER_CACHE_DIR", None)
+        else:
+            os.environ["ASTCOMPILER_CACHE_DIR"] = saved_env
