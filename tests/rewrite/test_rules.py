@@ -9,7 +9,7 @@ import pytest
 
 from astcompiler.rewrite.boolean import RewriteBoolean
 from astcompiler.rewrite.calls import RewriteCalls
-from astcompiler.rewrite.control_flow import RewriteControlFlow
+from astcompiler.rewrite.comprehensions import RewriteComprehensions
 from astcompiler.rewrite.identity import RewriteIdentity
 from astcompiler.rewrite.names import free_names
 from astcompiler.rewrite.unsupported import MarkUnsupported
@@ -58,38 +58,9 @@ def test_identity(before, after):
     assert_rewrites(RewriteIdentity, before, after)
 
 
-def test_control_flow_if_elif_else():
-    assert_rewrites(RewriteControlFlow, """\
-        if a:
-            x = 1
-        elif b:
-            x = 2
-        else:
-            x = 3
-        """, """\
-        if __ac.truth(a):
-            x = 1
-        elif __ac.truth(b):
-            x = 2
-        else:
-            x = 3
-        """)
-
-
-def test_control_flow_loops_and_comprehensions():
-    assert_rewrites(RewriteControlFlow, """\
-        while n > 0:
-            n = n - 1
-        for i in range(n):
-            pass
-        ys = [y for y in xs if y]
-        """, """\
-        while __ac.loop_test(n > 0):
-            n = n - 1
-        for i in __ac.iterate(range(n)):
-            pass
-        ys = [y for y in __ac.iterate(xs) if __ac.truth(y)]
-        """)
+def test_comprehensions():
+    assert_rewrites(RewriteComprehensions, "ys = [y for y in xs if y]\n",
+                    "ys = [y for y in __ac.iterate(xs) if __ac.truth(y)]\n")
 
 
 @pytest.mark.parametrize("statement, what", [

@@ -168,6 +168,43 @@ class Runtime:
                              "boolean masks or nonzero() are only known at run time")
         return bool(value)
 
+    # ----- structured control flow (see rewrite/structured.py) ---------------------------------
+    def state(self, *thunks: Callable[[], Any]) -> tuple:
+        """Current values of a statement's state variables (unbound ones as ``Undefined``)."""
+        values = []
+        for thunk in thunks:
+            try:
+                values.append(thunk())
+            except NameError as error:
+                values.append(Undefined(getattr(error, "name", None) or "?"))
+        return tuple(values)
+
+    def for_stmt(self, iterable: Any, body: Callable[[Any], None], get_state: Any, set_state: Any,
+                 names: tuple, extra_test: Callable[[], Any] | None) -> None:
+        for item in self.iterate(iterable):
+            if extra_test is not None and not self.truth(extra_test()):
+                break
+            body(item)
+
+    def while_stmt(self, test: Callable[[], Any], body: Callable[[], None], get_state: Any,
+                   set_state: Any, names: tuple, extra_test: Callable[[], Any] | None) -> None:
+        key = test.__code__
+        while True:
+            if extra_test is not None and not self.truth(extra_test()):
+                break
+            before = len(self.tracer.graph.nodes)
+            if not self.truth(test()):
+                break
+            body()
+            self.tracer.count_loop_iteration(key, len(self.tracer.graph.nodes) != before)
+
+    def if_stmt(self, condition: Any, true_fn: Callable[[], None], false_fn: Any,
+                get_state: Any, set_state: Any, names: tuple) -> None:
+        if self.truth(condition):
+            true_fn()
+        elif false_fn is not None:
+            false_fn()
+
     def loop_test(self, value: Any) -> bool:
         caller = sys._getframe(1)
         key = (caller.f_code, caller.f_lineno)

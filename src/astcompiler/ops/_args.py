@@ -191,3 +191,8 @@ def bind(fn: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     bound = signature_of(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     return {k: v for k, v in bound.arguments.items() if v is not np._NoValue}
+
+
+def dtype_kw(dtype: Any) -> dict:
+    """``{"dtype": np.dtype}`` for an explicit dtype, ``{}`` for None (NumPy's default)."""
+    return {} if dtype is None else {"dtype": np.dtype(dtype)}

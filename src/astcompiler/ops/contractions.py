@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..exc import Unsupported
-from ._args import as_dtype, axis_index, freeze, ndim_of, reject_out
+from ._args import axis_index, dtype_kw, freeze, ndim_of, reject_out
 from .registry import register
 
 
@@ -67,7 +67,7 @@ def _gufunc_normalizer(fname: str):
         if kwargs.get("casting", "same_kind") != "same_kind":
             raise Unsupported(f"np.{fname} with casting other than 'same_kind'")
         _check_core_dims(fname, (x1, x2))
-        return (freeze(x1), freeze(x2)), {"dtype": as_dtype(kwargs.get("dtype"))}
+        return (freeze(x1), freeze(x2)), dtype_kw(kwargs.get("dtype"))
     normalize.__name__ = f"_{fname}_normalize"
     return normalize
 

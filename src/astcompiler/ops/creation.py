@@ -18,7 +18,8 @@ import numpy as np
 
 from ..exc import Unsupported
 from ._args import (as_dim, as_dtype, as_shape, axis_index, check_order, contains_proxy,
-                    dtype_of, freeze, is_array, is_proxy, ndim_of, reject_device, reject_like)
+                    dtype_kw, dtype_of, freeze, is_array, is_proxy, ndim_of, reject_device,
+                    reject_like)
 from .registry import register
 
 # ---------------------------------------------------------------- zeros / ones / empty / full
@@ -160,7 +161,7 @@ def _arange_normalize(start_or_stop=_NO_START, /, stop=None, step=1, *, dtype=No
     elif first is None:
         first = 0
     bounds = tuple(_range_bound(v, "arange") for v in (first, stop, step))
-    return bounds, {"dtype": as_dtype(dtype)}
+    return bounds, dtype_kw(dtype)
 
 
 def _arange(start: Any, stop: Any, step: Any, dtype: np.dtype | None = None) -> np.ndarray:
@@ -187,7 +188,7 @@ def _linspace_normalize(start, stop, num=50, endpoint=True, retstep=False, dtype
     reject_device(device, "linspace")
     if retstep:
         raise Unsupported("np.linspace(retstep=True) returns a tuple; not supported yet")
-    kwargs = {"endpoint": bool(endpoint), "dtype": as_dtype(dtype),
+    kwargs = {"endpoint": bool(endpoint), **dtype_kw(dtype),
               "axis": _space_axis(start, stop, axis)}
     return (freeze(start), freeze(stop), _samples(num)), kwargs
 
@@ -201,7 +202,7 @@ register("linspace", _linspace, kind="creation", normalize=_linspace_normalize,
 
 
 def _logspace_normalize(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    kwargs = {"endpoint": bool(endpoint), "base": freeze(base), "dtype": as_dtype(dtype),
+    kwargs = {"endpoint": bool(endpoint), "base": freeze(base), **dtype_kw(dtype),
               "axis": _space_axis(start, stop, axis)}
     return (freeze(start), freeze(stop), _samples(num)), kwargs
 
@@ -215,7 +216,7 @@ register("logspace", _logspace, kind="creation", normalize=_logspace_normalize,
 
 
 def _geomspace_normalize(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    kwargs = {"endpoint": bool(endpoint), "dtype": as_dtype(dtype),
+    kwargs = {"endpoint": bool(endpoint), **dtype_kw(dtype),
               "axis": _space_axis(start, stop, axis)}
     return (freeze(start), freeze(stop), _samples(num)), kwargs
 
@@ -299,7 +300,7 @@ def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, n
         raise Unsupported("np.array(..., copy=False/None) is not supported; use np.asarray")
     if ndmax:
         raise Unsupported("np.array(..., ndmax=...) is not supported")
-    kwargs: dict[str, Any] = {"dtype": as_dtype(dtype)}
+    kwargs: dict[str, Any] = dtype_kw(dtype)
     kwargs.update(_order_kw(order, "K", ("C", "F", "A", "K")))
     if ndmin:
         kwargs["ndmin"] = int(ndmin)
@@ -318,7 +319,7 @@ register("array", _array, kind="creation", normalize=_array_normalize, aliases=(
 def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     reject_device(device, "asarray")
     reject_like(like, "asarray")
-    kwargs: dict[str, Any] = {"dtype": as_dtype(dtype)}
+    kwargs: dict[str, Any] = dtype_kw(dtype)
     kwargs.update(_order_kw(order, "K", ("C", "F", "A", "K")))
     if copy is not None:
         kwargs["copy"] = bool(copy)
@@ -338,7 +339,7 @@ register("asarray", _asarray, kind="view", normalize=_asarray_normalize,
 
 def _ascontiguousarray_normalize(a, dtype=None, *, like=None):
     reject_like(like, "ascontiguousarray")
-    return (_data(a),), {"dtype": as_dtype(dtype)}
+    return (_data(a),), dtype_kw(dtype)
 
 
 def _ascontiguousarray(data: Any, dtype: np.dtype | None = None) -> np.ndarray:

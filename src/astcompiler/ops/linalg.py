@@ -1,7 +1,8 @@
 """``np.linalg``: norm, solve, inv, cholesky, det, slogdet, eigh, eigvalsh, eig, eigvals, qr,
 lstsq, svd, pinv, matrix_power, matrix_rank, multi_dot, cond.
 
-Op names are ``linalg_<function>``. All ``extern`` (LAPACK through NumPy, called from the numba backend's wrapper).
+Op names are ``linalg_<function>``. All ``extern`` (LAPACK through NumPy, called from the numba
+backend's wrapper).
 
 TUPLE OUTPUTS: ``slogdet``, ``eigh``, ``eig``, ``qr`` (except ``mode='r'``), ``lstsq`` and ``svd``
 (with ``compute_uv=True``) return NumPy named tuples. They are registered with

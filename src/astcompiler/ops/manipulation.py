@@ -1,9 +1,9 @@
 """Array manipulation: reshaping views, joining, flipping, tiling, diagonals, real/imag.
 
 Kinds follow what NumPy returns: ``view`` when the result may alias the input (``ravel``,
-``swapaxes``, ``squeeze``, ``broadcast_to``, ``flip``, ``diagonal``, ...), ``extern`` when NumPy
-always returns a fresh array (``flatten``, ``concatenate``, ``tile``, ``triu``, ...). Both are run by
-calling ``impl`` (NumPy itself), so view-or-copy and read-only-ness are exactly NumPy's.
+``swapaxes``, ``squeeze``, ``broadcast_to``, ``flip``, ``diagonal``, ...), ``extern`` when
+NumPy always returns a fresh array (``flatten``, ``concatenate``, ``tile``, ``triu``, ...). Both are
+run by calling ``impl`` (NumPy itself), so view-or-copy and read-only-ness are exactly NumPy's.
 
 Canonical forms: axes are non-negative ints (tuples where NumPy accepts several, sorted when order
 does not matter), shapes and repetition counts are tuples, sequences of arrays are tuples.
@@ -17,8 +17,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..exc import Unsupported
-from ._args import (array_sequence, as_dim, as_dtype, as_shape, axis_index, axis_tuple,
-                    check_casting, check_order, contains_proxy, freeze, is_proxy, ndim_of,
+from ._args import (array_sequence, as_shape, axis_index, axis_tuple, check_casting,
+                    check_order, contains_proxy, dtype_kw, freeze, is_proxy, ndim_of,
                     optional_axis, reject_out)
 from .registry import register
 
@@ -305,7 +305,8 @@ def _pad_normalize(array, pad_width, mode="constant", **kwargs):
         raise Unsupported("np.pad with a callable mode is not supported")
     if contains_proxy(kwargs.get("stat_length")):
         raise Unsupported("np.pad stat_length from array data is not supported")
-    return (freeze(array), _counts(pad_width, "pad"), mode), {k: freeze(v) for k, v in kwargs.items()}
+    options = {k: freeze(v) for k, v in kwargs.items()}
+    return (freeze(array), _counts(pad_width, "pad"), mode), options
 
 
 def _pad(array: Any, pad_width: Any, mode: str, **kwargs: Any) -> np.ndarray:
@@ -336,7 +337,7 @@ def _join_normalizer(fname: str, extra_dims: int):
             verb = "stack" if extra_dims else "concatenate"
             raise ValueError(f"need at least one array to {verb}")
         return (arrays,), {"axis": _join_axis(arrays, axis, extra_dims),
-                           "dtype": as_dtype(dtype)}
+                           **dtype_kw(dtype)}
     normalize.__name__ = f"_{fname}_normalize"
     return normalize
 
@@ -362,7 +363,7 @@ def _hvstack_normalizer(fname: str):
         arrays = array_sequence(tup, fname)
         if not arrays:
             raise ValueError("need at least one array to concatenate")
-        return (arrays,), {"dtype": as_dtype(dtype)}
+        return (arrays,), dtype_kw(dtype)
     normalize.__name__ = f"_{fname}_normalize"
     return normalize
 
@@ -455,7 +456,7 @@ register("diag", _diag, kind="view", normalize=_diag_normalize, aliases=(np.diag
 def _trace_normalize(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     reject_out(out, "trace")
     ax1, ax2 = _diag_axes(a, axis1, axis2)
-    return (freeze(a), _int_arg(offset, "the diagonal offset"), ax1, ax2), {"dtype": as_dtype(dtype)}
+    return (freeze(a), _int_arg(offset, "the diagonal offset"), ax1, ax2), dtype_kw(dtype)
 
 
 def _trace(a: Any, offset: int, axis1: int, axis2: int, dtype: np.dtype | None = None):

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ._args import as_dtype, axis_index, freeze, ndim_of, optional_axis, reject_out
+from ._args import axis_index, dtype_kw, freeze, ndim_of, optional_axis, reject_out
 from .registry import register
 
 
 def _scan_normalizer(fname: str):
     def normalize(a, axis=None, dtype=None, out=None):
         reject_out(out, fname)
-        return (freeze(a),), {"axis": optional_axis(axis, ndim_of(a)), "dtype": as_dtype(dtype)}
+        return (freeze(a),), {"axis": optional_axis(axis, ndim_of(a)), **dtype_kw(dtype)}
     normalize.__name__ = f"_{fname}_normalize"
     return normalize
 
@@ -42,9 +42,9 @@ def _cumulative_normalizer(fname: str):
         reject_out(out, fname)
         ndim = ndim_of(x)
         if axis is None and ndim > 1:
-            raise ValueError(f"axis must be specified for multi-dimensional arrays")
+            raise ValueError("axis must be specified for multi-dimensional arrays")
         canon_axis = None if axis is None else axis_index(axis, max(ndim, 1))
-        return (freeze(x),), {"axis": canon_axis, "dtype": as_dtype(dtype),
+        return (freeze(x),), {"axis": canon_axis, **dtype_kw(dtype),
                               "include_initial": bool(include_initial)}
     normalize.__name__ = f"_{fname}_normalize"
     return normalize

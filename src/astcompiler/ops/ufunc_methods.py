@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..exc import Unsupported
-from ._args import as_dtype, axis_index, axis_tuple, freeze, ndim_of, reject_out
+from ._args import axis_index, axis_tuple, dtype_kw, freeze, ndim_of, reject_out
 from .registry import OpDef, register
 
 # every ufunc of the numpy namespace, by its __name__ (np.abs -> "absolute")
@@ -41,10 +41,10 @@ def _resolve(ufunc: Any) -> np.ufunc:
     return found
 
 
-def _binary(ufunc: np.ufunc, what: str) -> None:
+def _binary(ufunc: np.ufunc, what: str, *, single_output: bool = True) -> None:
     if ufunc.nin != 2:
         raise ValueError(f"{what} only supported for binary functions")
-    if ufunc.nout != 1:
+    if single_output and ufunc.nout != 1:
         raise ValueError(f"{what} only supported for functions returning a single value")
 
 
@@ -59,12 +59,12 @@ def _check_kwargs(kwargs: dict, allowed: set, what: str) -> None:
 
 def _outer_normalize(ufunc, A, B, /, **kwargs):
     uf = _resolve(ufunc)
-    _binary(uf, "outer product")
+    _binary(uf, "outer product", single_output=False)  # divmod.outer: a tuple, as NumPy
     _check_kwargs(kwargs, {"dtype", "out", "casting"}, "outer")
     reject_out(kwargs.get("out"), f"{uf.__name__}.outer")
     if kwargs.get("casting", "same_kind") != "same_kind":
         raise Unsupported("ufunc.outer with casting other than 'same_kind'")
-    return (uf.__name__, freeze(A), freeze(B)), {"dtype": as_dtype(kwargs.get("dtype"))}
+    return (uf.__name__, freeze(A), freeze(B)), dtype_kw(kwargs.get("dtype"))
 
 
 def _outer(name: str, A: Any, B: Any, dtype: np.dtype | None = None) -> Any:
@@ -92,7 +92,7 @@ def _reduce_normalize(ufunc, array, axis=0, dtype=None, out=None, keepdims=False
     reject_out(out, f"{uf.__name__}.reduce")
     if where is not True:
         raise Unsupported("ufunc.reduce(where=...) is not supported")
-    kwargs: dict[str, Any] = {"axis": _reduce_axis(array, axis), "dtype": as_dtype(dtype),
+    kwargs: dict[str, Any] = {"axis": _reduce_axis(array, axis), **dtype_kw(dtype),
                               "keepdims": bool(keepdims)}
     if initial is not _NO_VALUE:
         kwargs["initial"] = initial
@@ -121,7 +121,7 @@ def _accumulate_normalize(ufunc, array, axis=0, dtype=None, out=None):
     _binary(uf, "accumulate")
     reject_out(out, f"{uf.__name__}.accumulate")
     return (uf.__name__, freeze(array)), {"axis": _scan_axis(array, axis, "accumulate"),
-                                          "dtype": as_dtype(dtype)}
+                                          **dtype_kw(dtype)}
 
 
 def _accumulate(name: str, a: Any, axis: int = 0, dtype: np.dtype | None = None) -> Any:
@@ -133,7 +133,7 @@ def _reduceat_normalize(ufunc, array, indices, axis=0, dtype=None, out=None):
     _binary(uf, "reduceat")
     reject_out(out, f"{uf.__name__}.reduceat")
     return (uf.__name__, freeze(array), freeze(indices)), {
-        "axis": _scan_axis(array, axis, "reduceat"), "dtype": as_dtype(dtype)}
+        "axis": _scan_axis(array, axis, "reduceat"), **dtype_kw(dtype)}
 
 
 def _reduceat(name: str, a: Any, indices: Any, axis: int = 0,

@@ -20,16 +20,18 @@ from ..source import FunctionSource, function_source, load_generated_module, wri
 from ..source.origins import TAG, build_line_map, register_source_map
 from .boolean import RewriteBoolean
 from .calls import RewriteCalls
-from .control_flow import RewriteControlFlow
+from .comprehensions import RewriteComprehensions
 from .identity import RewriteIdentity
 from .names import free_names
+from .structured import RewriteStructuredControlFlow
 from .tagging import TagOrigins, origin_comment
-from .templates import RUNTIME, assign, runtime_call, string
+from .templates import RUNTIME, assign, body_start, runtime_call, string
 from .unsupported import MarkUnsupported
 
 # Construct rewrites, applied in this order after origin tagging.
 RULES: tuple[type[cst.CSTTransformer], ...] = (
-    MarkUnsupported, RewriteCalls, RewriteBoolean, RewriteIdentity, RewriteControlFlow)
+    MarkUnsupported, RewriteStructuredControlFlow, RewriteCalls, RewriteBoolean, RewriteIdentity,
+    RewriteComprehensions)
 
 TAG_COLUMN = 80
 
@@ -80,15 +82,6 @@ def _as_function(node: cst.FunctionDef | cst.Lambda, name: str, display: str,
                            body=cst.IndentedBlock(body=[ret], header=origin_comment(display, line)))
 
 
-def _body_start(body: Sequence[cst.BaseStatement]) -> int:
-    """Index after a docstring, where the prologue goes."""
-    if body and isinstance(body[0], cst.SimpleStatementLine) and body[0].body \
-            and isinstance(body[0].body[0], cst.Expr) \
-            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-        return 1
-    return 0
-
-
 def _prologue(global_names: list[str], closure_names: list[str], display: str,
               line: int) -> list[cst.SimpleStatementLine]:
     tag = origin_comment(display, line)
@@ -130,7 +123,7 @@ def rewrite_definition(node: cst.FunctionDef | cst.Lambda, positions: dict, disp
     closure = [n for n in names if n in closure_vars]
     globals_ = [n for n in names if n not in closure_vars and n != RUNTIME]
     body = list(definition.body.body)
-    start = _body_start(body)
+    start = body_start(body)
     body[start:start] = _prologue(globals_, closure, display, line)
     definition = definition.with_changes(body=definition.body.with_changes(body=body))
     factory = cst.FunctionDef(

@@ -10,11 +10,19 @@ _CONSTANT_NAMES = {"None", "True", "False", "__debug__"}
 
 
 class _NameOrder(cst.CSTVisitor):
+    """First appearance of each name, skipping annotations of local variables (never evaluated)."""
+
     def __init__(self) -> None:
         self.order: dict[str, int] = {}
 
     def visit_Name(self, node: cst.Name) -> None:
         self.order.setdefault(node.value, len(self.order))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        node.target.visit(self)
+        if node.value is not None:
+            node.value.visit(self)
+        return False
 
 
 def free_names(definition: cst.FunctionDef) -> list[str]:
@@ -34,4 +42,5 @@ def free_names(definition: cst.FunctionDef) -> list[str]:
     found -= _CONSTANT_NAMES
     order = _NameOrder()
     definition.body.visit(order)
-    return sorted(found, key=lambda name: order.order.get(name, 1 << 30))
+    # a name read only in local-variable annotations is not read at all
+    return sorted((n for n in found if n in order.order), key=order.order.__getitem__)

@@ -38,3 +38,12 @@ def assign(targets: Sequence[str], value: cst.BaseExpression) -> cst.SimpleState
     else:
         target = cst.Tuple(elements=[cst.Element(cst.Name(t)) for t in targets], lpar=[], rpar=[])
     return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target)], value=value)])
+
+
+def body_start(body: Sequence[cst.BaseStatement]) -> int:
+    """Index after a docstring: where generated statements go at the top of a function body."""
+    if body and isinstance(body[0], cst.SimpleStatementLine) and body[0].body \
+            and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        return 1
+    return 0
