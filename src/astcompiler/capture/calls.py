@@ -17,8 +17,10 @@ import numpy as np
 
 from ..exc import GraphBreak
 from ..ops import REGISTRY
+from ..ops.ufunc_methods import lookup_bound_method
 from .lifting import BoundMethod, ObjectProxy
 from .proxy import ArrayProxy
+from .regions import SymRange
 from .state import HANDLERS
 from .tracer import contains_proxy
 
@@ -64,7 +66,22 @@ def _len(runtime: "Runtime", obj: Any) -> int:
     return len(obj)
 
 
-HANDLERS.update({isinstance: _isinstance, type: _type, len: _len})
+def _range(runtime: "Runtime", *args: Any) -> Any:
+    """``range`` with traced bounds is a SymRange (a loop region), else a plain range."""
+    if any(isinstance(a, ArrayProxy) for a in args):
+        for a in args:
+            if isinstance(a, ArrayProxy) and (a.ndim != 0 or a.dtype.kind not in "iub"):
+                raise TypeError(f"'{a.dtype}' object cannot be interpreted as an integer")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        if isinstance(step, ArrayProxy):
+            raise GraphBreak("range() with a run-time step")
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        return SymRange(start, stop, step)
+    return range(*args)
+
+
+HANDLERS.update({isinstance: _isinstance, type: _type, len: _len, range: _range})
 
 
 def _is_pure_callable(fn: Any) -> bool:
@@ -115,6 +132,10 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         if fn in _IO_BUILTINS:
             raise GraphBreak(f"{_IO_BUILTINS[fn]} is a side effect (I/O) that compiled code "
                              "cannot replay; move it out of the compiled function")
+    bound_ufunc_method = lookup_bound_method(fn)
+    if bound_ufunc_method is not None:  # np.add.outer, np.maximum.reduce, ...
+        op, ufunc = bound_ufunc_method
+        return runtime.tracer.trace_op(op, (ufunc, *args), kwargs)
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return _numpy_scalar_type(runtime, fn, args, kwargs)
     unwrapped = getattr(fn, "_ac_original", None)  # another compiled function: inline it

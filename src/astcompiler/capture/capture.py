@@ -57,7 +57,8 @@ class _Outputs:
             if index is None:
                 index = self._index[value.node] = len(self.nodes)
                 self.nodes.append(value.node)
-            return ("out", index)
+            pytype = value.node.meta.pytype if value.node.meta is not None else None
+            return ("py", pytype, ("out", index)) if pytype is not None else ("out", index)
         if isinstance(value, ObjectProxy):
             return ("const", value._ac_value)
         if type(value) is tuple:

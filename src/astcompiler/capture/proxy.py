@@ -49,11 +49,12 @@ class ArrayProxy:
 
     @property
     def dtype(self) -> np.dtype:
-        return self.example.dtype
+        meta = self.node.meta
+        return meta.dtype if meta is not None else np.asarray(self.example).dtype
 
     @property
     def ndim(self) -> int:
-        return np.ndim(self.example)
+        return len(self.shape)
 
     @property
     def size(self) -> Any:
@@ -64,7 +65,7 @@ class ArrayProxy:
 
     @property
     def itemsize(self) -> int:
-        return self.example.dtype.itemsize
+        return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
@@ -89,7 +90,9 @@ class ArrayProxy:
 
     @property
     def is_scalar(self) -> bool:
-        return isinstance(self.example, np.generic)
+        """A NumPy or Python scalar (immutable: in-place operators rebind)."""
+        meta = self.node.meta
+        return meta.scalar if meta is not None else isinstance(self.example, np.generic)
 
     def __getattr__(self, name: str) -> Any:
         if name in _LAYOUT_ATTRIBUTES:

@@ -15,13 +15,16 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import sympy
 
 from ..exc import GraphBreak
+from ..logs import get_logger
 from ..rewrite import is_generated, rewrite_function
 from .calls import dispatch_call
 from .lifting import ObjectProxy, lift
 from .proxy import ArrayProxy
+from .regions import SymRange, for_region, if_region, while_region
 from .sources import GLOBALS_VAR, Source, cell_source, global_source
 from .tracer import Tracer
 
@@ -181,29 +184,78 @@ class Runtime:
 
     def for_stmt(self, iterable: Any, body: Callable[[Any], None], get_state: Any, set_state: Any,
                  names: tuple, extra_test: Callable[[], Any] | None) -> None:
+        """A ``for`` statement: unrolled in Python when short and static, else a loop region."""
+        region = self._loop_region_plan(iterable)
+        if region is not None:
+            bounds, item, static = region
+            init = get_state() if get_state is not None else ()
+            try:
+                return for_region(self, bounds, item, body, get_state, set_state, names, extra_test)
+            except GraphBreak as error:
+                if not static:
+                    raise
+                get_logger("graph_breaks").debug("loop region failed (%s); unrolling", error)
+                if set_state is not None:
+                    set_state(init)  # fall back to running the loop in Python
         for item in self.iterate(iterable):
             if extra_test is not None and not self.truth(extra_test()):
                 break
             body(item)
 
+    def _loop_region_plan(self, iterable: Any):
+        """``(bounds, item_fn, static)`` when the loop should be a region, else None."""
+        limit = self.tracer.unroll_limit
+        if isinstance(iterable, SymRange):
+            return (iterable.start, iterable.stop, iterable.step), (lambda i: i), False
+        if isinstance(iterable, range) and len(iterable) > limit:
+            return (iterable.start, iterable.stop, iterable.step), (lambda i: i), True
+        if isinstance(iterable, ArrayProxy) and iterable.ndim > 0:
+            rows = iterable.shape[0]
+            if not isinstance(rows, int) or rows > limit:
+                if not isinstance(rows, int):
+                    raise GraphBreak("iterating over an array whose length depends on the data")
+                return (0, rows, 1), (lambda i: iterable[i]), True
+        return None
+
     def while_stmt(self, test: Callable[[], Any], body: Callable[[], None], get_state: Any,
                    set_state: Any, names: tuple, extra_test: Callable[[], Any] | None) -> None:
+        """A ``while`` statement: in Python while its condition is static; from the first
+        condition on array data, the rest of the loop is a while region."""
         key = test.__code__
         while True:
-            if extra_test is not None and not self.truth(extra_test()):
-                break
+            if extra_test is not None:
+                go = extra_test()
+                if self._is_traced(go):
+                    return while_region(self, test, body, get_state, set_state, names, extra_test)
+                if not go:
+                    break
             before = len(self.tracer.graph.nodes)
-            if not self.truth(test()):
+            condition = test()
+            if self._is_traced(condition):
+                return while_region(self, test, body, get_state, set_state, names, extra_test)
+            if not self.truth(condition):
                 break
             body()
             self.tracer.count_loop_iteration(key, len(self.tracer.graph.nodes) != before)
 
     def if_stmt(self, condition: Any, true_fn: Callable[[], None], false_fn: Any,
                 get_state: Any, set_state: Any, names: tuple) -> None:
-        if self.truth(condition):
+        """An ``if`` statement: decided at capture when static, a branch region on array data."""
+        if self._is_traced(condition):
+            if_region(self, condition, true_fn, false_fn, get_state, set_state, names)
+        elif self.truth(condition):
             true_fn()
         elif false_fn is not None:
             false_fn()
+
+    @staticmethod
+    def _is_traced(value: Any) -> bool:
+        if isinstance(value, ArrayProxy):
+            if value.ndim != 0:
+                raise GraphBreak("the truth value of an array with more than one element is "
+                                 "ambiguous (use a.any() or a.all())")
+            return True
+        return False
 
     def loop_test(self, value: Any) -> bool:
         caller = sys._getframe(1)
@@ -231,22 +283,31 @@ class Runtime:
         return self.tracer.unrolled(iterable)
 
     def and_(self, *thunks: Callable[[], Any]) -> Any:
-        value = None
-        for thunk in thunks:
-            value = thunk()
-            if not self.truth(value):
-                return value
-        return value
+        return self._short_circuit(thunks, stop_when=False)
 
     def or_(self, *thunks: Callable[[], Any]) -> Any:
+        return self._short_circuit(thunks, stop_when=True)
+
+    def _short_circuit(self, thunks: tuple, stop_when: bool) -> Any:
+        """``and``/``or`` with Python's semantics; once an operand is array data (a 0-d traced
+        value), the rest is evaluated too and combined with ``np.where`` (a select)."""
         value = None
-        for thunk in thunks:
+        for index, thunk in enumerate(thunks):
             value = thunk()
-            if self.truth(value):
+            if self._is_traced(value):
+                rest = self._short_circuit(thunks[index + 1:], stop_when) if index + 1 < len(thunks) else value
+                if rest is value:
+                    return value
+                test = self.tracer.call_op("astype", (value, np.dtype(bool)), {})
+                chosen = (value, rest) if stop_when else (rest, value)
+                return self.tracer.call_op("where", (test, *chosen), {})
+            if bool(value) == stop_when:
                 return value
         return value
 
-    def not_(self, value: Any) -> bool:
+    def not_(self, value: Any) -> Any:
+        if self._is_traced(value):
+            return self.tracer.call_op("logical_not", (value,), {})
         return not self.truth(value)
 
     def ifexp(self, test: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:

@@ -42,6 +42,45 @@ def contains_proxy(value: Any) -> bool:
     return bool(found)
 
 
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def python_meta(value: Any) -> TensorMeta:
+    """Meta of a traced Python scalar (the loop index, a carried counter): NEP 50 weak."""
+    return TensorMeta((), np.asarray(value).dtype, True, type(value))
+
+
+def _all_python(args: Any, kwargs: Any) -> bool:
+    """Only Python scalars (traced or constant) among the operands: Python arithmetic."""
+    proxies: list = []
+    rebuilt = _map_proxies((args, kwargs), lambda p: proxies.append(p) or 0)
+    constants: list = []
+    map_nodes(rebuilt, lambda n: n)
+    _collect_constants(rebuilt, constants)
+    return bool(proxies) and all(p.node.meta is not None and p.node.meta.pytype is not None
+                                 for p in proxies) \
+        and not any(isinstance(c, (np.generic, np.ndarray)) for c in constants)
+
+
+def _collect_constants(value: Any, out: list) -> None:
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _collect_constants(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect_constants(v, out)
+    else:
+        out.append(value)
+
+
+class Scope:
+    """One graph under construction: the root, or a region's subgraph with its captured inputs."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.captured: dict[Node, Node] = {}  # node of the enclosing graph -> placeholder here
+
+
 def meta_of(example: Any) -> TensorMeta | None:
     if isinstance(example, np.ndarray):
         return TensorMeta(tuple(example.shape), example.dtype, False)
@@ -54,13 +93,50 @@ class Tracer:
     """State of one capture."""
 
     def __init__(self, unroll_limit: int = 64) -> None:
-        self.graph = Graph()
+        self.root = Graph()
+        self.scopes: list[Scope] = [Scope(self.root)]
         self.guards = GuardSet()
         self.shape_env = ShapeEnv()
         self.unroll_limit = unroll_limit
         self.inputs: list[tuple[Node, Source, Any]] = []  # placeholder, source, real value
         self._by_source: dict[str, Any] = {}
         self._loop_counts: dict[Any, int] = {}
+
+    # ----- graphs and scopes (regions capture into subgraphs) ---------------------------------
+    @property
+    def graph(self) -> Graph:
+        return self.scopes[-1].graph
+
+    @property
+    def in_region(self) -> bool:
+        return len(self.scopes) > 1
+
+    def localize(self, node: Node, depth: int | None = None) -> Node:
+        """``node`` as seen from the scope at ``depth``: nodes of enclosing graphs become inputs
+        of the subgraph (recursively through nested regions)."""
+        depth = len(self.scopes) - 1 if depth is None else depth
+        scope = self.scopes[depth]
+        if node.graph is scope.graph:
+            return node
+        if depth == 0:
+            raise AssertionError(f"{node} does not belong to this capture")
+        outer = self.localize(node, depth - 1)
+        inner = scope.captured.get(outer)
+        if inner is None:
+            inner = scope.graph.placeholder(f"captured:{outer.name}", outer.meta, outer.name)
+            scope.captured[outer] = inner
+        return inner
+
+    def push_scope(self) -> "Scope":
+        scope = Scope(Graph())
+        self.scopes.append(scope)
+        return scope
+
+    def pop_scope(self) -> "Scope":
+        return self.scopes.pop()
+
+    def proxy_in(self, graph_node: Node, example: Any) -> ArrayProxy:
+        return ArrayProxy(self, graph_node, example)
 
     # ----- inputs --------------------------------------------------------------------------------
     def placeholder(self, source: Source, value: Any, name_hint: str) -> ArrayProxy:
@@ -69,7 +145,7 @@ class Tracer:
         if existing is not None:
             return existing
         example = value.copy() if isinstance(value, np.ndarray) else value
-        node = self.graph.placeholder(source.name, meta_of(value), name_hint)
+        node = self.root.placeholder(source.name, meta_of(value), name_hint)
         proxy = ArrayProxy(self, node, example)
         self.inputs.append((node, source, value))
         self._by_source[source.expr] = proxy
@@ -96,6 +172,7 @@ class Tracer:
             if isinstance(out, tuple):
                 kwargs = {**kwargs, "out": out[0] if len(out) == 1 else out}
             return self.trace_op(op, inputs, kwargs)
+        from ..ops.ufunc_methods import lookup_ufunc_method
         op = lookup_ufunc_method(ufunc, method)
         if op is None:
             raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported by astcompiler yet")
@@ -116,8 +193,10 @@ class Tracer:
         example_kwargs = _map_proxies(kwargs, lambda p: p.example)
         result = op.impl(*example_args, **example_kwargs)
         origin = current_origin()
-        node_args = _map_proxies(args, lambda p: p.node)
-        node_kwargs = _map_proxies(kwargs, lambda p: p.node)
+        node_args = _map_proxies(args, lambda p: self.localize(p.node))
+        node_kwargs = _map_proxies(kwargs, lambda p: self.localize(p.node))
+        if isinstance(result, np.generic) and _all_python(args, kwargs):
+            result = result.item()  # Python scalars in, a Python scalar out (as in eager Python)
         proxy = self._wrap_result(op, node_args, node_kwargs, result, origin)
         if out is not None:
             if not isinstance(out, ArrayProxy):
@@ -139,6 +218,8 @@ class Tracer:
             return tuple(ArrayProxy(self, self.graph.call("getitem", (node, i), {}, meta_of(r), origin), r)
                          for i, r in enumerate(result))
         meta = self._symbolic_meta(op, node_args, node_kwargs, meta_of(result))
+        if meta is None and type(result) in _PYTHON_SCALARS:
+            meta = python_meta(result)
         if meta is None:
             raise GraphBreak(f"np.{op.name} returned a Python {type(result).__name__}, "
                              "which depends on the data")
@@ -212,7 +293,7 @@ class Tracer:
                              "iterations that add graph nodes")
 
     def output(self, values: tuple) -> Node:
-        return self.graph.output(tuple(_map_proxies(values, lambda p: p.node)))
+        return self.graph.output(tuple(_map_proxies(values, lambda p: self.localize(p.node))))
 
 
 def _flat_nodes(value: Any) -> list[Node]:
@@ -252,15 +333,6 @@ def _reduced_shape(shape: tuple, kwargs: dict, example_shape: tuple) -> tuple:
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)
-
-
-def lookup_ufunc_method(ufunc: np.ufunc, method: str) -> OpDef | None:
-    """The op for ``np.add.outer``-style calls (declared in ``ops.ufunc_methods``)."""
-    try:
-        from ..ops.ufunc_methods import lookup_ufunc_method as lookup
-    except ImportError:
-        return None
-    return lookup(ufunc, method)
 
 
 __all__ = ["Tracer", "ArrayProxy", "is_compiling", "compiling_scope", "contains_proxy",

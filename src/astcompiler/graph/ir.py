@@ -33,6 +33,7 @@ class TensorMeta:
     shape: Shape
     dtype: np.dtype
     scalar: bool = False
+    pytype: type | None = None  # int/float/bool/complex: a Python scalar (NEP 50 weak), not NumPy's
 
     @property
     def ndim(self) -> int:
@@ -40,6 +41,8 @@ class TensorMeta:
 
     def short(self) -> str:
         dims = ", ".join(str(d) for d in self.shape)
+        if self.pytype is not None:
+            return self.pytype.__name__
         kind = "scalar " if self.scalar else ""
         return f"{kind}{dtype_abbrev(self.dtype)}[{dims}]"
 
@@ -155,6 +158,15 @@ class Graph:
         self.nodes.append(node)
         return node
 
+    def region(self, kind: str, args: tuple, subgraphs: dict[str, "Graph"], info: dict[str, Any],
+               origin: str | None = None) -> Node:
+        """A structured loop or branch; its results are read with ``getitem(region, k)``."""
+        node = Node(self, self._fresh_name(kind), "region", kind, args, {}, None, origin)
+        node.extra.update(info)
+        node.extra["subgraphs"] = subgraphs
+        self.nodes.append(node)
+        return node
+
     def output(self, values: tuple) -> Node:
         node = Node(self, "output", "output", "output", (tuple(values),))
         self.nodes.append(node)
@@ -178,7 +190,14 @@ class Graph:
         self.nodes.remove(node)
 
     def op_count(self) -> int:
-        return sum(1 for _ in self.call_nodes())
+        """Call nodes, including those inside regions' subgraphs, plus one per region."""
+        count = 0
+        for node in self.nodes:
+            if node.op == "call":
+                count += 1
+            elif node.op == "region":
+                count += 1 + sum(g.op_count() for g in node.extra["subgraphs"].values())
+        return count
 
     def print_readable(self, name: str = "forward", print_output: bool = True) -> str:
         from .printer import graph_to_source

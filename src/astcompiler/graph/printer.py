@@ -33,7 +33,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, type) and issubclass(value, np.generic):
         return f"np.{value.__name__}"
     if isinstance(value, np.generic):
-        return f"np.{type(value).__name__}({value!r})"
+        return f"np.{type(value).__name__}({value.item()!r})"
     if isinstance(value, float):
         return repr(value) if np.isfinite(value) else f"float({str(value)!r})"
     return repr(value)
@@ -60,6 +60,18 @@ def _annotation(node: Node) -> str:
     return f': "{node.meta.short()}"' if node.meta is not None else ""
 
 
+def _format_region(node: Node, indent: str) -> list[str]:
+    origin = f"  # {node.origin}" if node.origin else ""
+    names = ", ".join(node.extra.get("names", ()))
+    args = ", ".join(format_value(a) for a in node.args)
+    lines = [f"{indent}{node.name} = region.{node.target}({args}){origin}"]
+    if names:
+        lines.append(f"{indent}# carries: {names}")
+    for label, sub in node.extra["subgraphs"].items():
+        lines.append(graph_to_source(sub, label, indent + "    ").rstrip("\n"))
+    return lines
+
+
 def graph_to_source(graph: Graph, name: str = "forward", indent: str = "") -> str:
     params = ", ".join(f"{n.name}{_annotation(n)}" for n in graph.placeholders)
     lines = [f"{indent}def {name}(self, {params}):" if params else f"{indent}def {name}(self):"]
@@ -79,7 +91,7 @@ def graph_to_source(graph: Graph, name: str = "forward", indent: str = "") -> st
             else:
                 lines.append(f"{body}{node.name}{_annotation(node)} = {format_call(node)}{origin}")
         elif node.op == "region":
-            lines.extend(node.extra["format"](node, body))
+            lines.extend(_format_region(node, body))
         elif node.op == "output":
             lines.append(f"{body}return {format_value(node.args[0])}")
     return "\n".join(lines) + "\n"

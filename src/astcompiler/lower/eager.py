@@ -1,4 +1,9 @@
-"""The ``eager`` backend: run the graph node by node with each op's NumPy reference."""
+"""The ``eager`` backend: run the graph node by node with each op's NumPy reference.
+
+Regions are interpreted: a loop region runs its body subgraph once per iteration, a branch
+region runs the subgraph its condition selects. This is the reference semantics every other
+backend must reproduce.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +14,59 @@ from ..ops import REGISTRY
 from .base import CompiledGraph
 
 
+def _python(node: Node, value: Any) -> Any:
+    """Values the graph treats as Python scalars (loop indices, counters) stay Python scalars,
+    so NumPy promotes them as weak operands exactly as in the eager program."""
+    meta = node.meta
+    return meta.pytype(value) if meta is not None and meta.pytype is not None else value
+
+
 def interpret(graph: Graph, inputs: tuple) -> tuple:
-    """Evaluate ``graph`` on concrete inputs; the reference semantics of every backend."""
+    """Evaluate ``graph`` on concrete inputs."""
     env: dict[Node, Any] = {}
     for node, value in zip(graph.placeholders, inputs):
-        env[node] = value
+        env[node] = _python(node, value)
     lookup = env.__getitem__
     for node in graph.nodes:
         if node.op == "call":
             args = map_nodes(node.args, lookup)
             kwargs = map_nodes(node.kwargs, lookup)
-            env[node] = REGISTRY[node.target].impl(*args, **kwargs)
+            env[node] = _python(node, REGISTRY[node.target].impl(*args, **kwargs))
         elif node.op == "region":
-            env[node] = node.extra["interpret"](node, env)
+            env[node] = run_region(node, [map_nodes(a, lookup) for a in node.args])
         elif node.op == "output":
             return tuple(map_nodes(node.args[0], lookup))
     raise AssertionError("graph has no output node")
+
+
+def run_region(node: Node, args: list[Any]) -> tuple:
+    """Run a structured region on concrete values; returns the final carried state."""
+    info = node.extra
+    n_controls, n_carried = info["n_controls"], info["n_carried"]
+    controls = args[:n_controls]
+    state = tuple(args[n_controls:n_controls + n_carried])
+    captured = tuple(args[n_controls + n_carried:])
+    subgraphs = info["subgraphs"]
+    if node.target == "for_range":
+        start, stop, step, enter = controls
+        if not enter:
+            return state
+        body = subgraphs["body"]
+        for index in range(int(start), int(stop), int(step)):
+            results = interpret(body, (index, *state, *captured))
+            state, go = results[:n_carried], results[n_carried]
+            if not go:
+                break
+        return tuple(state)
+    if node.target == "while_loop":
+        cond, body = subgraphs["cond"], subgraphs["body"]
+        while interpret(cond, (*state, *captured))[-1]:
+            state = interpret(body, (*state, *captured))
+        return tuple(state)
+    if node.target == "cond":
+        branch = subgraphs["true"] if controls[0] else subgraphs["false"]
+        return interpret(branch, (*state, *captured))
+    raise AssertionError(f"unknown region kind {node.target!r}")
 
 
 def eager_backend(graph: Graph, example_inputs: list) -> CompiledGraph:

@@ -1,7 +1,7 @@
 """The op registry and every op family (importing this package registers them all)."""
 
 from .registry import REGISTRY, OpDef, ReductionDef, get_op, register
-from . import pointwise, reductions, shape  # noqa: F401  (registration side effects)
+from . import control, pointwise, reductions, shape  # noqa: F401  (registration side effects)
 from . import (creation, manipulation, sorting, scans, contractions, linalg,  # noqa: F401
                ufunc_methods, numeric)
 from .ufunc_methods import lookup_bound_method, lookup_ufunc_method

@@ -98,6 +98,8 @@ def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
         name = f"___r{len(consts)}"
         consts[name] = spec[1]
         return name
+    if kind == "py":  # a Python scalar computed by the graph (a counter, a loop index)
+        return f"{spec[1].__name__}({_output_expr(spec[2], consts)})"
     if kind == "tuple":
         items = [_output_expr(s, consts) for s in spec[1]]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

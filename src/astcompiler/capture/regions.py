@@ -1,0 +1,352 @@
+"""Structured regions: loops over run-time ranges, while loops, and branches on array data.
+
+A region is captured once: its body runs on placeholders for the loop-carried state (and the
+loop index), recording a subgraph; values of enclosing graphs it reads become extra inputs. The
+state's types come from a small fixpoint: a first pass finds which variables the body changes and
+what it changes them to, later passes capture with typed placeholders until input and output
+types agree (``s = 0`` then ``s = s + x[i]`` carries a float).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from ..exc import GraphBreak
+from ..graph import Graph, Node, TensorMeta
+from ..source.origins import current_origin
+from .proxy import ArrayProxy
+from .tracer import Scope, python_meta
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runtime import Runtime
+
+_PY = (bool, int, float, complex)
+MAX_PASSES = 4
+
+
+@dataclass(frozen=True)
+class SymRange:
+    """``range(...)`` whose bounds are traced values (known only at run time)."""
+
+    start: Any
+    stop: Any
+    step: Any
+
+    def __iter__(self):
+        raise GraphBreak("iterating a range with run-time bounds outside a loop statement")
+
+
+def is_undefined(value: Any) -> bool:
+    return type(value).__name__ == "Undefined"
+
+
+def value_meta(value: Any) -> TensorMeta | None:
+    if isinstance(value, ArrayProxy):
+        return value.node.meta
+    if type(value) in _PY:
+        return python_meta(value)
+    if isinstance(value, np.generic):
+        return TensorMeta((), value.dtype, True)
+    return None
+
+
+def merge_meta(name: str, before: TensorMeta | None, after: TensorMeta) -> TensorMeta:
+    """The type a state variable must have to hold both values (NumPy/Python promotion)."""
+    if before is None or before == after:
+        return after
+    if before.shape != after.shape:
+        raise GraphBreak(f"{name!r} changes shape from {before.shape} to {after.shape} inside a "
+                         "compiled loop or branch; allocate it with its final shape first")
+    if before.pytype is not None and after.pytype is not None:
+        pytype = type(before.pytype(0) + after.pytype(0)) if bool not in (before.pytype, after.pytype) \
+            else (after.pytype if before.pytype is bool else before.pytype)
+        return python_meta(pytype(0))
+    if before.pytype is not None:  # weak Python scalar meets a NumPy value
+        dtype = np.result_type(after.dtype, before.pytype(0))
+        return TensorMeta(after.shape, dtype, after.scalar)
+    if after.pytype is not None:
+        dtype = np.result_type(before.dtype, after.pytype(0))
+        return TensorMeta(before.shape, dtype, before.scalar)
+    return TensorMeta(after.shape, np.result_type(before.dtype, after.dtype), after.scalar)
+
+
+def example_for(meta: TensorMeta, value: Any) -> Any:
+    """An example value of type ``meta`` (from ``value`` when it has one)."""
+    source = value.example if isinstance(value, ArrayProxy) else value
+    if meta.pytype is not None:
+        try:
+            return meta.pytype(source)
+        except (TypeError, ValueError):
+            return meta.pytype(0)
+    shape = tuple(int(d) if isinstance(d, (int, np.integer)) else 1 for d in meta.shape)
+    if is_undefined(source) or source is None:
+        array = np.zeros(shape, meta.dtype)
+    else:
+        array = np.array(np.broadcast_to(np.asarray(source), shape), dtype=meta.dtype)
+    return array[()] if meta.scalar else array
+
+
+@dataclass
+class Pass:
+    scope: Scope
+    inputs: list[Any]         # values the state variables had inside the body
+    outputs: list[Any]        # values after the body
+    extra: list[Any]          # further results (loop test, continue flag)
+
+
+class RegionBuilder:
+    """Captures one structured statement as a region node."""
+
+    def __init__(self, runtime: "Runtime", kind: str, names: Sequence[str], init: Sequence[Any]):
+        self.runtime = runtime
+        self.tracer = runtime.tracer
+        self.kind = kind
+        self.names = list(names)
+        self.init = list(init)
+        self.metas: dict[int, TensorMeta] = {}
+        self.origin = current_origin()
+
+    # ----- capture passes --------------------------------------------------------------------
+    def _state_inputs(self, scope: Scope) -> list[Any]:
+        values = []
+        for k, (name, value) in enumerate(zip(self.names, self.init)):
+            meta = self.metas.get(k)
+            if meta is None:
+                values.append(value)
+                continue
+            node = scope.graph.placeholder(f"state:{name}", meta, name)
+            values.append(ArrayProxy(self.tracer, node, example_for(meta, value)))
+        return values
+
+    def trace(self, run: Callable[[Scope, list[Any]], tuple[list[Any], list[Any]]],
+              leading: Callable[[Scope], list[Any]] | None = None) -> Pass:
+        scope = self.tracer.push_scope()
+        try:
+            if leading is not None:
+                leading(scope)
+            inputs = self._state_inputs(scope)
+            outputs, extra = run(scope, inputs)
+        finally:
+            self.tracer.pop_scope()
+        return Pass(scope, inputs, list(outputs), list(extra))
+
+    def update_metas(self, passes: Sequence[Pass]) -> bool:
+        """Fold the passes' outputs into the state types; True when anything changed."""
+        changed = False
+        for k, name in enumerate(self.names):
+            for p in passes:
+                before, after = p.inputs[k], p.outputs[k]
+                if after is before or is_undefined(after):
+                    continue
+                if type(after) in _PY and type(before) is type(after) and after == before:
+                    continue
+                meta = value_meta(after)
+                if meta is None:
+                    if after is self.init[k]:
+                        continue
+                    raise GraphBreak(f"{name!r} becomes a {type(after).__name__} inside a "
+                                     f"compiled {self.kind}; only arrays and numbers can change there")
+                start = self.metas.get(k, value_meta(self.init[k]) if not is_undefined(self.init[k]) else None)
+                merged = merge_meta(name, start, meta)
+                if self.metas.get(k) != merged:
+                    self.metas[k] = merged
+                    changed = True
+        return changed
+
+    def fixpoint(self, trace_all: Callable[[], list[Pass]]) -> list[Pass]:
+        for _ in range(MAX_PASSES):
+            passes = trace_all()
+            if not self.update_metas(passes):
+                return passes
+        raise GraphBreak(f"the types of {self.names} did not settle in a compiled {self.kind}")
+
+    # ----- building the node ----------------------------------------------------------------
+    def carried(self) -> list[int]:
+        return sorted(self.metas)
+
+    def _as_node(self, scope: Scope, value: Any, meta: TensorMeta) -> Node:
+        """``value`` (a proxy or constant) as a node of ``scope``'s graph, cast to ``meta``."""
+        graph = scope.graph
+        if isinstance(value, ArrayProxy):
+            node = self.tracer.localize(value.node, self._depth_of(scope))
+            if node.meta is not None and node.meta.dtype != meta.dtype and meta.pytype is None:
+                node = graph.call("astype", (node, meta.dtype), {}, meta, self.origin)
+            return node
+        if is_undefined(value) or value is None:
+            value = example_for(meta, None)
+        if meta.pytype is not None:
+            value = meta.pytype(value)
+        elif meta.scalar:
+            value = meta.dtype.type(value)
+        else:
+            value = np.array(np.broadcast_to(value, meta.shape), dtype=meta.dtype)
+            return graph.call("constant", (value,), {}, meta, self.origin)
+        return graph.call("scalar", (value,), {}, meta, self.origin)
+
+    def _depth_of(self, scope: Scope) -> int:
+        for depth, candidate in enumerate(self.tracer.scopes):
+            if candidate is scope:
+                return depth
+        return len(self.tracer.scopes)  # a popped subgraph: localize pushes it back below
+
+    def finish_subgraph(self, p: Pass, extra_nodes: Sequence[Any] = ()) -> Graph:
+        """Give the subgraph its outputs: carried state (typed), then ``extra_nodes``."""
+        self.tracer.scopes.append(p.scope)
+        try:
+            values = [self._as_node(p.scope, p.outputs[k], self.metas[k]) for k in self.carried()]
+            extras = [self._as_node(p.scope, v, value_meta(v) or python_meta(bool(v)))
+                      for v in extra_nodes]
+            p.scope.graph.output(tuple(values + extras))
+        finally:
+            self.tracer.pop_scope()
+        return p.scope.graph
+
+    def init_nodes(self) -> list[Node]:
+        root_scope = self.tracer.scopes[-1]
+        return [self._as_node(root_scope, self.init[k], self.metas[k]) for k in self.carried()]
+
+    def captured_inputs(self, passes: Sequence[Pass]) -> list[Node]:
+        """Outer nodes the subgraphs read, in one order; each subgraph gets a placeholder for each
+        (in that order, after its own leading inputs)."""
+        order: list[Node] = []
+        for p in passes:
+            for outer in p.scope.captured:
+                if outer not in order:
+                    order.append(outer)
+        for p in passes:
+            for outer in order:
+                if outer not in p.scope.captured:
+                    p.scope.captured[outer] = p.scope.graph.placeholder(
+                        f"captured:{outer.name}", outer.meta, outer.name)
+            _order_placeholders(p.scope.graph, [p.scope.captured[o] for o in order])
+        return order
+
+    def emit(self, controls: Sequence[Any], subgraphs: dict[str, Graph], passes: Sequence[Pass],
+             info: dict[str, Any] | None = None) -> list[Any]:
+        """Add the region node to the current graph; return the state values after it."""
+        captured = self.captured_inputs(passes)
+        graph = self.tracer.graph
+        control_nodes = [self.tracer.localize(c.node) if isinstance(c, ArrayProxy) else c
+                         for c in controls]
+        args = (*control_nodes, *self.init_nodes(), *captured)
+        details = {"names": [self.names[k] for k in self.carried()], "n_controls": len(controls),
+                   "n_carried": len(self.carried()), "n_captured": len(captured), **(info or {})}
+        node = graph.region(self.kind, args, subgraphs, details, self.origin)
+        after = list(self.init)
+        for index, k in enumerate(self.carried()):
+            meta = self.metas[k]
+            out = graph.call("getitem", (node, index), {}, meta, self.origin)
+            after[k] = ArrayProxy(self.tracer, out, example_for(meta, self.init[k]))
+        return after
+
+
+def _order_placeholders(graph: Graph, tail: list[Node]) -> None:
+    """Keep the leading placeholders (index, state) first and the captured ones in ``tail`` order."""
+    placeholders = graph.placeholders
+    lead = [p for p in placeholders if p not in tail]
+    others = [n for n in graph.nodes if n.op != "placeholder"]
+    graph.nodes[:] = lead + tail + others
+
+
+# ----- the three statements -------------------------------------------------------------------
+def for_region(runtime: "Runtime", bounds: tuple[Any, Any, Any], item: Callable[[Any], Any],
+               body: Callable[[Any], None], get_state: Callable[[], tuple] | None,
+               set_state: Callable[[tuple], None] | None, names: Sequence[str],
+               extra_test: Callable[[], Any] | None) -> None:
+    """``for i in range(start, stop, step)`` with run-time bounds or a long trip count."""
+    init = list(get_state()) if get_state is not None else []
+    builder = RegionBuilder(runtime, "for_range", names, init)
+    start = bounds[0]
+    index_example = start.example if isinstance(start, ArrayProxy) else start
+
+    def run(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
+        index = ArrayProxy(builder.tracer, scope.graph.placeholders[0], int(index_example))
+        if set_state is not None:
+            set_state(tuple(state))
+        body(item(index))
+        outputs = list(get_state()) if get_state is not None else []
+        go = extra_test() if extra_test is not None else True
+        return outputs, [go]
+
+    def leading(scope: Scope) -> None:
+        scope.graph.placeholder("index", python_meta(0), "i")
+
+    passes = builder.fixpoint(lambda: [builder.trace(run, leading)])
+    final = passes[0]
+    if set_state is not None:
+        set_state(tuple(init))  # the passes left placeholders in the variables
+    enter = extra_test() if extra_test is not None else True
+    if enter is False:
+        return
+    body_graph = builder.finish_subgraph(final, [final.extra[0]])
+    after = builder.emit([*bounds, enter], {"body": body_graph}, passes)
+    if set_state is not None:
+        set_state(tuple(after))
+
+
+def while_region(runtime: "Runtime", test: Callable[[], Any], body: Callable[[], None],
+                 get_state: Callable[[], tuple] | None, set_state: Callable[[tuple], None] | None,
+                 names: Sequence[str], extra_test: Callable[[], Any] | None) -> None:
+    """``while cond:`` whose condition depends on array data."""
+    init = list(get_state()) if get_state is not None else []
+    builder = RegionBuilder(runtime, "while_loop", names, init)
+
+    def condition() -> Any:
+        if extra_test is not None:
+            return runtime.and_(extra_test, test)
+        return test()
+
+    def run_cond(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
+        if set_state is not None:
+            set_state(tuple(state))
+        return list(state), [condition()]
+
+    def run_body(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
+        if set_state is not None:
+            set_state(tuple(state))
+        body()
+        return (list(get_state()) if get_state is not None else []), []
+
+    passes = builder.fixpoint(lambda: [builder.trace(run_cond), builder.trace(run_body)])
+    if set_state is not None:
+        set_state(tuple(init))
+    cond_pass, body_pass = passes
+    cond_graph = builder.finish_subgraph(cond_pass, [cond_pass.extra[0]])
+    body_graph = builder.finish_subgraph(body_pass)
+    after = builder.emit([], {"cond": cond_graph, "body": body_graph}, passes)
+    if set_state is not None:
+        set_state(tuple(after))
+
+
+def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], None],
+              false_fn: Callable[[], None] | None, get_state: Callable[[], tuple] | None,
+              set_state: Callable[[tuple], None] | None, names: Sequence[str]) -> None:
+    """``if cond:`` on array data: both branches become subgraphs with the same outputs."""
+    init = list(get_state()) if get_state is not None else []
+    builder = RegionBuilder(runtime, "cond", names, init)
+
+    def branch(fn: Callable[[], None] | None):
+        def run(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
+            if set_state is not None:
+                set_state(tuple(state))
+            if fn is not None:
+                fn()
+            return (list(get_state()) if get_state is not None else []), []
+        return run
+
+    passes = builder.fixpoint(lambda: [builder.trace(branch(true_fn)), builder.trace(branch(false_fn))])
+    if set_state is not None:
+        set_state(tuple(init))
+    for k in builder.carried():
+        for p in passes:
+            if is_undefined(p.outputs[k]) and not builder.names[k].startswith("__ac_"):
+                raise GraphBreak(f"{builder.names[k]!r} is assigned in only one branch of an `if` "
+                                 "on array data; assign it before the `if`")
+    true_graph = builder.finish_subgraph(passes[0])
+    false_graph = builder.finish_subgraph(passes[1])
+    after = builder.emit([condition], {"true": true_graph, "false": false_graph}, passes)
+    if set_state is not None:
+        set_state(tuple(after))
