@@ -77,6 +77,8 @@ def example_for(meta: TensorMeta, value: Any) -> Any:
     """An example value of type ``meta`` (from ``value`` when it has one)."""
     source = value.example if isinstance(value, ArrayProxy) else value
     if meta.pytype is not None:
+        if is_undefined(source) or source is None:
+            return meta.pytype(0)
         try:
             return meta.pytype(source)
         except (TypeError, ValueError):
