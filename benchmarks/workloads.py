@@ -113,6 +113,12 @@ WORKLOADS: list[Workload] = [
     Workload("tiny", tiny, tiny_inputs, handwritten.tiny, numexpr="x * y + 1.0", unit="us"),
 ]
 
+def _loop_workloads() -> list[Workload]:
+    from loop_workloads import LOOP_KERNELS
+    return [Workload(name, kernel, inputs, njit) for name, (kernel, njit, inputs) in LOOP_KERNELS.items()]
+
+
+WORKLOADS += _loop_workloads()
 NAMES = [w.name for w in WORKLOADS]
 
 
