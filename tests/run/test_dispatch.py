@@ -281,10 +281,25 @@ def test_config_patch_is_a_context_manager_and_decorator():
         ac.config.patch(nope=1)
 
 
-def test_unroll_limit_breaks_long_loops():
+def test_loops_past_the_unroll_limit_become_regions():
     def fn(x):
         for i in range(100):
             x = x + i
+        return x
+
+    with ac.config.patch(unroll_limit=10):
+        compiled = ac.compile(fn, backend="eager")
+        np.testing.assert_array_equal(compiled(np.zeros(2)), fn(np.zeros(2)))
+    graph = compiled.entries[0].graph
+    assert [n.target for n in graph.nodes if n.op == "region"] == ["for_range"]
+
+
+def test_static_while_loops_past_the_unroll_limit_break_the_graph():
+    def fn(x):
+        n = 0
+        while n < 100:
+            x = x + n
+            n += 1
         return x
 
     with ac.config.patch(unroll_limit=10):

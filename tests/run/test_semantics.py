@@ -191,14 +191,15 @@ def test_unsupported_code_runs_eagerly_with_a_reason(capsys):
     assert capsys.readouterr().out.count("side effect") == 2
 
 
-def test_data_dependent_branch_is_a_graph_break():
+def test_data_dependent_branch_with_early_return_is_a_branch_region():
     def fn(x):
         if x.sum() > 0:
-            return x
+            return x * 2
         return -x
-    compiled = check_compiled(fn, X)
-    assert compiled.entries[0].is_eager
-    assert "data-dependent" in compiled.entries[0].break_reason.reason
+    for sign in (1, -1):
+        compiled = check_compiled(fn, sign * np.abs(X) + 0.5)
+        assert not compiled.entries[0].is_eager
+        assert any(n.op == "region" for n in compiled.entries[0].graph.nodes)
 
 
 def test_is_compiling_and_graph_break():

@@ -44,8 +44,11 @@ class ArrayProxy:
     # ----- metadata (static) ---------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """Sizes as Python ints, or ``SymInt`` for dynamic dimensions."""
         meta = self.node.meta
-        return meta.shape if meta is not None else tuple(np.shape(self.example))
+        if meta is None:
+            return tuple(np.shape(self.example))
+        return self.tracer.sym_shape(meta.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -143,9 +146,7 @@ class ArrayProxy:
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
         first = self.shape[0]
-        if not isinstance(first, (int, np.integer)):
-            raise GraphBreak(f"len() of an array whose length ({first}) depends on the data")
-        return int(first)
+        return int(first)  # a dynamic length is specialized: Python needs an int here
 
     def __iter__(self):
         if self.ndim == 0:

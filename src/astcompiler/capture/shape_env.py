@@ -1,7 +1,10 @@
-"""``ShapeEnv``: the symbolic sizes of one capture (sympy), with their hints and guards.
+"""``ShapeEnv``: the symbolic sizes of one capture (sympy), their hints, ranges and guards.
 
-Sizes are static ints in this version; the environment already owns symbol creation, value
-ranges and the guards that code branching on sizes adds, so dynamic shapes extend it in place.
+Backed symbols ``s0, s1, ...`` stand for dynamic dimensions (and int arguments) and carry the
+example's value as a hint; they are assumed >= 2 (sizes 0 and 1 are specialized instead).
+Unbacked symbols ``u0, ...`` stand for sizes known only at run time (boolean masks); a decision
+that needs their value is a graph break, or a ``DataDependentError`` for ``mark_unbacked``.
+Decisions taken with hints are recorded as guards (sympy relations over the symbols).
 """
 
 from __future__ import annotations
@@ -10,41 +13,103 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from ..exc import ConstraintViolationError, DataDependentError, GraphBreak
+
 
 @dataclass
 class SymbolInfo:
     symbol: sympy.Symbol
     hint: int | None
-    source: str
-    min: int
-    max: int | None
+    source: str          # torch-style name: L['x'].size()[0]
+    expr: str            # Python expression in guard code: x.shape[0]
+    min: int = 2
+    max: int | None = None
+    strict: bool = False     # mark_dynamic / mark_unbacked(strict=True): specializing is an error
+    unbacked: bool = False   # no usable hint: decisions on it raise DataDependentError
+    marker: str = "auto"     # how it became dynamic: auto, mark_dynamic, maybe, unbacked, config
 
 
 @dataclass
 class ShapeEnv:
     symbols: dict[sympy.Symbol, SymbolInfo] = field(default_factory=dict)
     guards: list[sympy.Basic] = field(default_factory=list)
+    specialized: list[tuple[str, int]] = field(default_factory=list)
     _next_backed: int = 0
     _next_unbacked: int = 0
 
-    def create_symbol(self, hint: int, source: str, *, min: int = 2, max: int | None = None) -> sympy.Symbol:
+    def create_symbol(self, hint: int, source: str, expr: str, *, min: int = 2,
+                      max: int | None = None, strict: bool = False, marker: str = "auto",
+                      unbacked: bool = False) -> sympy.Symbol:
         symbol = sympy.Symbol(f"s{self._next_backed}", integer=True, positive=True)
         self._next_backed += 1
-        self.symbols[symbol] = SymbolInfo(symbol, hint, source, min, max)
+        self.symbols[symbol] = SymbolInfo(symbol, hint, source, expr, min, max, strict,
+                                          unbacked, marker)
         return symbol
 
     def create_unbacked(self, source: str) -> sympy.Symbol:
         symbol = sympy.Symbol(f"u{self._next_unbacked}", integer=True, nonnegative=True)
         self._next_unbacked += 1
-        self.symbols[symbol] = SymbolInfo(symbol, None, source, 0, None)
+        self.symbols[symbol] = SymbolInfo(symbol, None, source, "", 0, None, False, True, "data")
         return symbol
+
+    # ----- hints ---------------------------------------------------------------------------------
+    def _hints(self, expr: sympy.Basic, why: str) -> dict[sympy.Symbol, int]:
+        subs = {}
+        for symbol in expr.free_symbols:
+            info = self.symbols.get(symbol)
+            if info is None or info.hint is None:
+                raise GraphBreak(f"{why} depends on a size known only at run time ({symbol}: "
+                                 "from a boolean mask or nonzero()); keep it in NumPy")
+            if info.unbacked:
+                raise DataDependentError(
+                    f"{why} needs the value of {info.source}, which is marked unbacked "
+                    "(mark_unbacked): there is no hint to decide with. Avoid branching on it, "
+                    "or use mark_dynamic instead")
+            subs[symbol] = info.hint
+        return subs
 
     def size_hint(self, expr: object) -> int:
         if isinstance(expr, int):
             return expr
-        subs = {s: info.hint for s, info in self.symbols.items() if info.hint is not None}
-        return int(sympy.sympify(expr).subs(subs))
+        expr = sympy.sympify(expr)
+        return int(expr.subs(self._hints(expr, f"the size {expr}")))
 
-    def add_guard(self, relation: sympy.Basic) -> None:
-        if relation not in (sympy.true, True):
-            self.guards.append(relation)
+    # ----- decisions -----------------------------------------------------------------------------
+    def evaluate(self, relation: sympy.Basic, where: str | None = None) -> bool:
+        """Decide ``relation`` with the hints and remember the decision as a guard."""
+        value = bool(relation.subs(self._hints(relation, f"the condition {relation}")))
+        decided = relation if value else sympy.Not(relation)
+        decided = sympy.simplify(decided) if not isinstance(decided, sympy.Not) else decided
+        if decided in (sympy.true, True):
+            return value
+        self._check_constraints(decided, where)
+        self.guards.append(decided)
+        return value
+
+    def specialize(self, expr: sympy.Expr, where: str | None = None) -> int:
+        """A plain int is needed: pin ``expr`` to its hint."""
+        hint = self.size_hint(expr)
+        self.evaluate(sympy.Eq(expr, hint), where)
+        return hint
+
+    def _check_constraints(self, relation: sympy.Basic, where: str | None) -> None:
+        """A strict marker (mark_dynamic) forbids guards that pin a size to one value."""
+        if not isinstance(relation, sympy.Eq):
+            return
+        for symbol in relation.free_symbols:
+            info = self.symbols.get(symbol)
+            if info is None or not info.strict:
+                continue
+            solved = sympy.solve(relation, symbol)
+            if len(solved) == 1 and solved[0].is_Integer:
+                at = f" at {where}" if where else ""
+                verb = "specialized" if info.marker == "unbacked" else "specialized"
+                raise ConstraintViolationError(
+                    f"Constraints violated ({info.source})! The code {verb} {info.source} to "
+                    f"the constant {solved[0]}{at} (guard: {relation}). It was marked dynamic with "
+                    f"{info.marker}; use maybe_mark_dynamic(x, dim) to allow specialization, or "
+                    "change the code so it does not depend on the exact size.")
+
+    def range_guards(self) -> list[tuple[SymbolInfo, int, int | None]]:
+        return [(info, info.min, info.max) for info in self.symbols.values() if not info.unbacked
+                and info.hint is not None and info.marker != "data"]

@@ -101,6 +101,8 @@ class Tracer:
         self.inputs: list[tuple[Node, Source, Any]] = []  # placeholder, source, real value
         self._by_source: dict[str, Any] = {}
         self._loop_counts: dict[Any, int] = {}
+        self.symbol_nodes: dict[Any, tuple[ArrayProxy, int | None]] = {}
+        self.node_exprs: dict[Node, Any] = {}  # graph values that are size expressions
 
     # ----- graphs and scopes (regions capture into subgraphs) ---------------------------------
     @property
@@ -137,6 +139,35 @@ class Tracer:
 
     def proxy_in(self, graph_node: Node, example: Any) -> ArrayProxy:
         return ArrayProxy(self, graph_node, example)
+
+    # ----- symbolic sizes ---------------------------------------------------------------------
+    def specialize(self, expr: Any) -> int:
+        return self.shape_env.specialize(expr, current_origin(display=False))
+
+    def evaluate_relation(self, relation: Any) -> bool:
+        return self.shape_env.evaluate(relation, current_origin(display=False))
+
+    def define_symbol(self, symbol: Any, proxy: ArrayProxy, dim: int | None) -> None:
+        """``symbol`` is ``proxy.shape[dim]`` (or the int input ``proxy`` when dim is None)."""
+        self.symbol_nodes[symbol] = (proxy, dim)
+
+    def sym_value(self, expr: Any) -> Any:
+        """A size expression as a graph value (a Python int computed at run time)."""
+        import sympy
+
+        from .sym_values import build_sym_value
+        expr = sympy.sympify(expr)
+        if expr.is_Integer:
+            return int(expr)
+        value = build_sym_value(self, expr)
+        if isinstance(value, ArrayProxy):
+            self.node_exprs[value.node] = expr
+        return value
+
+    def sym_shape(self, shape: tuple) -> tuple:
+        """A meta shape as user-visible sizes: ints, or SymInts for symbolic dims."""
+        from .symbolic import SymInt
+        return tuple(d if isinstance(d, (int, np.integer)) else SymInt(self, d) for d in shape)
 
     # ----- inputs --------------------------------------------------------------------------------
     def placeholder(self, source: Source, value: Any, name_hint: str) -> ArrayProxy:
@@ -182,6 +213,7 @@ class Tracer:
         """Record ``op`` applied to ``args``: a node whose meta comes from the NumPy reference
         run on example values. Calls on constants only are folded (except creation ops)."""
         args, kwargs = op.canonical(tuple(args), dict(kwargs))
+        args, kwargs = self._materialize_sizes((args, kwargs))
         out = kwargs.pop("out", None)
         if isinstance(out, tuple):
             out = out[0] if len(out) == 1 else out
@@ -230,25 +262,55 @@ class Tracer:
 
     def _symbolic_meta(self, op: OpDef, node_args: tuple, node_kwargs: dict,
                        meta: TensorMeta | None) -> TensorMeta | None:
-        """Sizes that depend on data (boolean-mask reads, nonzero) become unbacked symbols, and
-        stay symbolic downstream: the example's sizes are only one possible outcome."""
+        """The result's shape over symbols. Sizes that depend on data (boolean-mask reads,
+        nonzero) are unbacked symbols: the example's sizes are only one possible outcome."""
         if meta is None:
             return None
-        inputs = [n for n in _flat_nodes((node_args, node_kwargs))]
-        symbolic_inputs = [n for n in inputs if n.meta is not None and not _static(n.meta.shape)]
+        inputs = _flat_nodes((node_args, node_kwargs))
+        symbolic = any((n.meta is not None and not _static(n.meta.shape)) or n in self.node_exprs
+                       for n in inputs)
         data_dependent = op.extra.get("data_dependent_shape", False) or (
             op.name == "getitem" and any(n.meta is not None and n.meta.dtype == np.bool_
                                          and n.meta.ndim > 0 for n in inputs[1:]))
-        if not data_dependent and not symbolic_inputs:
+        if not data_dependent and not symbolic:
             return meta
-        if op.kind == "pointwise" and not data_dependent:
-            shape = _broadcast_symbolic([n.meta.shape for n in inputs if n.meta is not None],
-                                        meta.shape, self.shape_env)
-        elif op.kind == "reduction" and not data_dependent and len(inputs) == 1:
-            shape = _reduced_shape(inputs[0].meta.shape, node_kwargs, meta.shape)
-        else:
+        shape = None
+        if not data_dependent:
+            from .shape_rules import symbolic_shape
+            shape = symbolic_shape(self, op.name, op.kind, node_args, node_kwargs, meta.shape)
+            if shape is not None and not self._agrees(shape, meta.shape):
+                shape = None
+        if shape is None:
             shape = tuple(self.shape_env.create_unbacked(op.name) for _ in meta.shape)
-        return TensorMeta(shape, meta.dtype, meta.scalar)
+        return TensorMeta(tuple(shape), meta.dtype, meta.scalar, meta.pytype)
+
+    def _agrees(self, shape: tuple, example: tuple) -> bool:
+        """A rule's shape must give the example's sizes for the hints (else: no rule)."""
+        if len(shape) != len(example):
+            return False
+        for dim, size in zip(shape, example):
+            try:
+                if self.shape_env.size_hint(dim) != size:
+                    return False
+            except Exception:  # noqa: BLE001 - unbacked sizes have no hint
+                continue
+        return True
+
+    def _materialize_sizes(self, value: Any) -> Any:
+        """SymInts left in an op's arguments become graph values (sizes read at run time)."""
+        from .symbolic import SymInt
+        if isinstance(value, SymInt):
+            return self.sym_value(value.expr)
+        if isinstance(value, tuple):
+            return tuple(self._materialize_sizes(v) for v in value)
+        if isinstance(value, list):
+            return [self._materialize_sizes(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._materialize_sizes(v) for k, v in value.items()}
+        if isinstance(value, slice):
+            return slice(self._materialize_sizes(value.start), self._materialize_sizes(value.stop),
+                         self._materialize_sizes(value.step))
+        return value
 
     def _fold(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
         result = op.impl(*args, **kwargs)
@@ -304,35 +366,6 @@ def _flat_nodes(value: Any) -> list[Node]:
 
 def _static(shape: tuple) -> bool:
     return all(isinstance(d, (int, np.integer)) for d in shape)
-
-
-def _broadcast_symbolic(shapes: list[tuple], example_shape: tuple, env: ShapeEnv) -> tuple:
-    ndim = len(example_shape)
-    out = []
-    for axis in range(ndim):
-        dims = [s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0]
-        symbolic = [d for d in dims if not isinstance(d, (int, np.integer))]
-        static = [int(d) for d in dims if isinstance(d, (int, np.integer)) and d != 1]
-        if static:
-            out.append(static[0])
-        elif symbolic and all(d == symbolic[0] for d in symbolic):
-            out.append(symbolic[0])
-        elif symbolic:
-            out.append(env.create_unbacked("broadcast"))
-        else:
-            out.append(example_shape[axis])
-    return tuple(out)
-
-
-def _reduced_shape(shape: tuple, kwargs: dict, example_shape: tuple) -> tuple:
-    axis = kwargs.get("axis")
-    keepdims = kwargs.get("keepdims", False)
-    if axis is None:
-        return tuple(1 for _ in shape) if keepdims else ()
-    axes = {axis} if isinstance(axis, int) else set(axis)
-    if keepdims:
-        return tuple(1 if i in axes else d for i, d in enumerate(shape))
-    return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
 __all__ = ["Tracer", "ArrayProxy", "is_compiling", "compiling_scope", "contains_proxy",

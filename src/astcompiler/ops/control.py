@@ -13,3 +13,11 @@ def _scalar(value: Any) -> Any:
 
 register("scalar", _scalar, kind="creation",
          doc="a Python or NumPy scalar constant as a graph value (loop-carried state, flags)")
+
+
+def _dim_size(a: Any, dim: int) -> int:
+    return int(a.shape[dim])
+
+
+register("dim_size", _dim_size, kind="extern",
+         doc="a.shape[dim] read at run time: the value of a dynamic size")
