@@ -12,7 +12,8 @@ from typing import Any, Callable, TypeVar, overload
 from . import exc, testing
 from .capture.state import HANDLERS, is_compiling
 from .config import config
-from .exc import GraphBreak
+from .capture.dynamic import MARKERS, DimMarker
+from .exc import ForbiddenInCompiledCode, GraphBreak
 from .lower import check_backend, list_backends, register_backend
 from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show
 from .run.compiled import validate_function
@@ -66,6 +67,29 @@ def disable(fn: F) -> F:
     return fn
 
 
+def mark_dynamic(x: Any, dim: Any, *, min: int | None = None, max: int | None = None) -> None:
+    """Make dimension(s) ``dim`` of array ``x`` dynamic from the first compile. It is an error
+    (``ConstraintViolationError``) if the compiled code specializes it, or if its size is outside
+    ``[min, max]``."""
+    MARKERS.mark(x, dim, DimMarker("dynamic", min, max, strict=True))
+
+
+def maybe_mark_dynamic(x: Any, dim: Any) -> None:
+    """Like ``mark_dynamic``, but specializing the dimension is allowed (no error)."""
+    MARKERS.mark(x, dim, DimMarker("maybe"))
+
+
+def mark_unbacked(x: Any, dim: Any, *, strict: bool = False) -> None:
+    """Dynamic with no hint and no 0/1 specialization: a guard that needs the size's value raises
+    ``DataDependentError``; with ``strict=True`` any specialization is an error."""
+    MARKERS.mark(x, dim, DimMarker("unbacked", strict=strict))
+
+
+def mark_static(x: Any, dim: Any = None) -> None:
+    """Keep dimension(s) ``dim`` (all when None) of ``x`` static, even when they change."""
+    MARKERS.mark(x, dim, DimMarker("static"))
+
+
 def reset() -> None:
     """Forget every compiled entry of every compiled function."""
     for compiled in all_compiled_functions():
@@ -80,9 +104,19 @@ def _is_compiling_handler(runtime: Any) -> bool:
     return True
 
 
+def _forbidden_handler(name: str) -> Any:
+    def handler(runtime: Any, *args: Any, **kwargs: Any) -> None:
+        raise ForbiddenInCompiledCode(f"Attempt to trace forbidden callable astcompiler.{name}: "
+                                      "call it before the compiled function, not inside it")
+    return handler
+
+
 HANDLERS[graph_break] = _graph_break_handler
 HANDLERS[is_compiling] = _is_compiling_handler
+for _fn in (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static):
+    HANDLERS[_fn] = _forbidden_handler(_fn.__name__)
 
-__all__ = ["compile", "graph_break", "disable", "reset", "is_compiling", "config", "explain",
+__all__ = ["compile", "graph_break", "disable", "reset", "mark_dynamic", "maybe_mark_dynamic",
+           "mark_unbacked", "mark_static", "is_compiling", "config", "explain",
            "show", "exc", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
            "register_backend"]

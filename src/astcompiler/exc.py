@@ -55,10 +55,14 @@ class BackendCompilerFailed(AstCompilerError):
     """A backend failed to compile a graph it accepted."""
 
 
+class ForbiddenInCompiledCode(AssertionError):
+    """A function that must not run inside compiled code was reached (mark_dynamic, set_stance)."""
+
+
 class InternalError(AstCompilerError):
     """A bug in astcompiler; please report it with the message."""
 
 
 __all__ = ["AstCompilerError", "Unsupported", "GraphBreak", "ConstraintViolationError",
            "RecompileError", "FailOnRecompileLimitHit", "DataDependentError",
-           "BackendCompilerFailed", "InternalError"]
+           "BackendCompilerFailed", "InternalError", "ForbiddenInCompiledCode"]

@@ -18,7 +18,7 @@ from .guard_facts import GuardSet
 from .lifting import GuardedDict, GuardedList, ObjectProxy, lift
 from .proxy import ArrayProxy
 from .runtime import Runtime, signature_of
-from .sources import local_source
+from .sources import Source, local_source
 from .tracer import Tracer, compiling_scope
 
 # How the return value is rebuilt: ("out", i) | ("const", v) | ("tuple"|"list", [..]) | ("dict", keys, [..])
@@ -79,9 +79,10 @@ def bind_arguments(fn: types.FunctionType, args: tuple, kwargs: dict) -> Any:
 
 
 def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache_dir: str,
-                     unroll_limit: int = 64, inline_depth_limit: int = 16) -> Capture:
+                     unroll_limit: int = 64, inline_depth_limit: int = 16,
+                     policy: Any = None) -> Capture:
     """Capture ``fn(*args, **kwargs)`` as a graph (raises GraphBreak/Unsupported if it cannot)."""
-    tracer = Tracer(unroll_limit=unroll_limit)
+    tracer = Tracer(unroll_limit=unroll_limit, policy=policy)
     runtime = Runtime(tracer, cache_dir, inline_depth_limit)
     bound = bind_arguments(fn, args, kwargs)
     try:
@@ -98,12 +99,24 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
         error.capture_namespace = runtime.namespace  # type: ignore[attr-defined]
         raise
     tracer.graph.output(tuple(outputs.nodes))
+    add_size_guards(tracer)
     eliminate_common_subexpressions(tracer.graph, has_side_effects, is_pure)
     eliminate_dead_code(tracer.graph, has_side_effects)
     _drop_unused_placeholders(tracer)
     return Capture(graph=tracer.graph, guards=tracer.guards, output_spec=spec,
                    namespace=runtime.namespace, inputs=tracer.inputs,
                    rewritten=runtime.rewritten, shape_env=tracer.shape_env)
+
+
+def add_size_guards(tracer: Tracer) -> None:
+    """Dynamic sizes: their ranges, and every relation the capture decided with hints."""
+    env = tracer.shape_env
+    names = {info.symbol: info.expr for info in env.symbols.values() if info.expr}
+    for info, _, _ in env.range_guards():
+        tracer.guards.add("size", Source(info.source, info.expr), (info.min, info.max))
+    for relation in env.guards:
+        if relation.free_symbols <= set(names):
+            tracer.guards.add("relation", Source(str(relation), str(relation)), relation, names)
 
 
 def _drop_unused_placeholders(tracer: Tracer) -> None:

@@ -14,7 +14,7 @@ from .sources import Source
 
 @dataclass(frozen=True)
 class GuardFact:
-    kind: str       # "type" | "id" | "equals" | "array" | "len" | "keys" | "absent"
+    kind: str       # "type" | "id" | "equals" | "array" | "len" | "keys" | "absent" | "size" | "relation"
     source: Source
     value: Any = None
     extra: Any = None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..exc import GraphBreak
+from ..exc import ConstraintViolationError, GraphBreak
 from .proxy import ArrayProxy
 from .sources import Source
 
@@ -90,14 +90,17 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
     guards = tracer.guards
     kind = type(value)
     if kind is np.ndarray:
-        guards.add("array", source, (value.dtype, tuple(value.shape)))
-        return tracer.placeholder(source, value, _hint(source))
+        return _lift_array(tracer, value, source)
     if isinstance(value, np.generic):
         guards.add("type", source, kind)
         return tracer.placeholder(source, value, _hint(source))
     if isinstance(value, np.ndarray):
         raise GraphBreak(f"{source.name} is an ndarray subclass ({kind.__name__}), "
                          "which astcompiler does not support yet")
+    if kind is int and tracer.policy is not None:
+        marker = tracer.policy.int_marker(source.name)
+        if marker is not None and value not in (0, 1):
+            return _lift_dynamic_int(tracer, value, source, marker)
     if kind in _VALUE_TYPES:
         guards.add("equals", source, value)
         return value
@@ -123,6 +126,62 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
         return value
     guards.add("id", source, value)
     return ObjectProxy(tracer, value, source)
+
+
+def _lift_array(tracer: "Tracer", value: np.ndarray, source: Source) -> Any:
+    """An input array: dynamic dimensions get symbols (>= 2, or unbacked); the guard checks the
+    static ones exactly and the dynamic ones through their ranges."""
+    existing = tracer.existing_input(source)
+    if existing is not None:
+        return existing
+    markers = tracer.policy.array_dims(source.name, value) if tracer.policy is not None \
+        else [None] * value.ndim
+    env = tracer.shape_env
+    guards = tracer.guards
+    shape: list[Any] = []
+    specialized: list[int] = []
+    symbols: list[tuple[Any, int]] = []
+    for dim, (size, marker) in enumerate(zip(value.shape, markers)):
+        name = f"{source.name}.size()[{dim}]"
+        if marker is None:
+            shape.append(size)
+            continue
+        lo, hi = marker.min, marker.max
+        if (lo is not None and size < lo) or (hi is not None and size > hi):
+            raise ConstraintViolationError(
+                f"{name} = {size} is outside the range [{lo}, {hi}] given to mark_dynamic")
+        if marker.kind == "unbacked":
+            symbol = env.create_symbol(size, name, f"{source.expr}.shape[{dim}]", min=lo or 0,
+                                       max=hi, strict=marker.strict, marker="unbacked",
+                                       unbacked=True)
+        elif size in (0, 1):
+            shape.append(size)
+            specialized.append(dim)
+            continue
+        else:
+            symbol = env.create_symbol(size, name, f"{source.expr}.shape[{dim}]",
+                                       min=max(2, lo or 2), max=hi, strict=marker.strict,
+                                       marker={"dynamic": "mark_dynamic"}.get(marker.kind, marker.kind))
+        shape.append(symbol)
+        symbols.append((symbol, dim))
+    pattern = tuple(size if not isinstance(size, (int, np.integer)) else int(size) for size in shape)
+    guards.add("array", source, (value.dtype, tuple(d if isinstance(d, int) else None for d in pattern)),
+               tuple(specialized))
+    proxy = tracer.placeholder(source, value, _hint(source), shape=tuple(shape))
+    for symbol, dim in symbols:
+        tracer.define_symbol(symbol, proxy, dim)
+    return proxy
+
+
+def _lift_dynamic_int(tracer: "Tracer", value: int, source: Source, marker: Any) -> Any:
+    """An int argument that changed between calls: a symbol with the value as its hint."""
+    from .symbolic import SymInt
+    tracer.guards.add("type", source, int)
+    symbol = tracer.shape_env.create_symbol(value, source.name, source.expr, min=2,
+                                            marker=marker.kind)
+    proxy = tracer.int_input(source, value, _hint(source))
+    tracer.define_symbol(symbol, proxy, None)
+    return SymInt(tracer, symbol)
 
 
 def _hint(source: Source) -> str:

@@ -92,7 +92,8 @@ def meta_of(example: Any) -> TensorMeta | None:
 class Tracer:
     """State of one capture."""
 
-    def __init__(self, unroll_limit: int = 64) -> None:
+    def __init__(self, unroll_limit: int = 64, policy: Any = None) -> None:
+        self.policy = policy
         self.root = Graph()
         self.scopes: list[Scope] = [Scope(self.root)]
         self.guards = GuardSet()
@@ -170,14 +171,29 @@ class Tracer:
         return tuple(d if isinstance(d, (int, np.integer)) else SymInt(self, d) for d in shape)
 
     # ----- inputs --------------------------------------------------------------------------------
-    def placeholder(self, source: Source, value: Any, name_hint: str) -> ArrayProxy:
+    def existing_input(self, source: Source) -> Any:
+        return self._by_source.get(source.expr)
+
+    def placeholder(self, source: Source, value: Any, name_hint: str,
+                    shape: tuple | None = None) -> ArrayProxy:
         """A graph input for an array (or NumPy scalar) read from ``source``."""
         existing = self._by_source.get(source.expr)
         if existing is not None:
             return existing
         example = value.copy() if isinstance(value, np.ndarray) else value
-        node = self.root.placeholder(source.name, meta_of(value), name_hint)
+        meta = meta_of(value)
+        if shape is not None and meta is not None:
+            meta = TensorMeta(shape, meta.dtype, meta.scalar)
+        node = self.root.placeholder(source.name, meta, name_hint)
         proxy = ArrayProxy(self, node, example)
+        self.inputs.append((node, source, value))
+        self._by_source[source.expr] = proxy
+        return proxy
+
+    def int_input(self, source: Source, value: int, name_hint: str) -> ArrayProxy:
+        """A graph input for a dynamic int argument (a Python int at run time)."""
+        node = self.root.placeholder(source.name, python_meta(value), name_hint)
+        proxy = ArrayProxy(self, node, value)
         self.inputs.append((node, source, value))
         self._by_source[source.expr] = proxy
         return proxy

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..capture.guard_facts import GuardFact, GuardSet
 from ..source import load_generated_module, write_generated_file
+from .sympy_print import to_python
 
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
 
@@ -54,8 +55,17 @@ def fact_code(fact: GuardFact, consts: _Constants) -> str:
     kind = fact.kind
     if kind == "array":
         dtype, shape = fact.value
-        return (f"type({e}) is ___ndarray and {e}.dtype == {consts.name(dtype)} "
-                f"and {e}.shape == {shape!r}")
+        head = f"type({e}) is ___ndarray and {e}.dtype == {consts.name(dtype)}"
+        if all(d is not None for d in shape):
+            return f"{head} and {e}.shape == {shape!r}"
+        dims = " and ".join(f"{e}.shape[{i}] == {d}" for i, d in enumerate(shape) if d is not None)
+        return f"{head} and {e}.ndim == {len(shape)}" + (f" and {dims}" if dims else "")
+    if kind == "size":
+        low, high = fact.value
+        code = f"{e} >= {low}"
+        return code if high is None else f"{code} and {e} <= {high}"
+    if kind == "relation":
+        return to_python(fact.value, fact.extra)
     if kind == "type":
         return f"type({e}) is {consts.name(fact.value)}"
     if kind == "id":
@@ -88,6 +98,15 @@ def short_name(source_name: str) -> str:
 def explain_fact(fact: GuardFact, actual: Any) -> str:
     """Why ``actual`` (the value now at the fact's source) fails the fact, in words."""
     name = fact.source.name
+    if fact.kind == "size":
+        low, high = fact.value
+        if actual < low:
+            hint = (" (sizes 0 and 1 are specialized; use mark_unbacked to keep them dynamic)"
+                    if low == 2 and actual in (0, 1) else "")
+            return f"{name} >= {low} failed: actual {actual}{hint}"
+        return f"{name} <= {high} failed: actual {actual}"
+    if fact.kind == "relation":
+        return f"{fact.source.name} no longer holds"
     if fact.kind == "array":
         name = short_name(name)
         dtype, shape = fact.value
@@ -98,8 +117,11 @@ def explain_fact(fact: GuardFact, actual: Any) -> str:
         if actual.ndim != len(shape):
             return f"array {name!r} rank mismatch. expected {len(shape)}, actual {actual.ndim}"
         for index, (want, got) in enumerate(zip(shape, actual.shape)):
-            if want != got:
-                return f"array {name!r} size mismatch at index {index}. expected {want}, actual {got}"
+            if want is not None and want != got:
+                note = (f" (size {want} was specialized: sizes 0 and 1 always are; use "
+                        "mark_unbacked to keep such a size dynamic)"
+                        if index in (fact.extra or ()) else "")
+                return f"array {name!r} size mismatch at index {index}. expected {want}, actual {got}{note}"
         return f"array {name!r} changed"
     if fact.kind == "type":
         return f"type({name}) changed: expected {fact.value.__name__}, actual {type(actual).__name__}"
@@ -157,6 +179,29 @@ class GuardFunction:
     path: str | None = None
     _explainers: list[Callable[..., bool]] = field(default_factory=list)
 
+    def changed_sizes(self, args: tuple, kwargs: dict) -> dict[str, set[int]]:
+        """Sources whose sizes (array dims, or int values as dim -1) differ from this entry's:
+        what automatic dynamic shapes makes dynamic at the next compile."""
+        changed: dict[str, set[int]] = {}
+        for fact, explainer in zip(self.facts, self._explainers):
+            if fact.kind not in ("array", "equals"):
+                continue
+            try:
+                ok, actual = explainer(*args, **kwargs)
+            except Exception:  # noqa: BLE001
+                continue
+            if ok:
+                continue
+            if fact.kind == "array" and type(actual) is np.ndarray:
+                dtype, shape = fact.value
+                if actual.ndim == len(shape) and actual.dtype == dtype:
+                    dims = {i for i, (want, got) in enumerate(zip(shape, actual.shape))
+                            if want is not None and want != got}
+                    changed.setdefault(fact.source.name, set()).update(dims)
+            elif fact.kind == "equals" and type(fact.value) is int and type(actual) is int:
+                changed.setdefault(fact.source.name, set()).add(-1)
+        return changed
+
     def failures(self, args: tuple, kwargs: dict) -> list[str]:
         """Each failing fact, explained in words (slow path: recompile logs and errors)."""
         reasons = []
@@ -181,7 +226,8 @@ def build_guard(guards: GuardSet, sig: inspect.Signature, original: Callable,
     body = "\n        and ".join(f"({c})" for c in conditions) if conditions else "True"
     unpack = "".join(f"    {name} = ___ns[{name!r}]\n" for name in consts.namespace)
     explainers = "".join(
-        f"    def explain_{i}({params}):\n        return ({c}), {f.source.expr}\n"
+        f"    def explain_{i}({params}):\n        return ({c}), "
+        f"{f.source.expr if f.kind != 'relation' else 'None'}\n"
         for i, (f, c) in enumerate(zip(facts, conditions)))
     source = (
         f"# {title}\n# Guards generated by astcompiler: the cache entry runs only when all hold.\n\n"

@@ -90,16 +90,20 @@ def _impl(fn):
     return impl
 
 
-_SUM = ReductionDef(init="0", combine="{acc} + {v}")
+_SUM = ReductionDef(init="0", combine="{acc} + {v}", accumulate="wide")
 _PROD = ReductionDef(init="1", combine="{acc} * {v}")
-_MEAN = ReductionDef(init="0", combine="{acc} + {v}", finalize="{acc} / {n}")
-_MAX = ReductionDef(init="first", combine="max_nan({acc}, {v})")
-_MIN = ReductionDef(init="first", combine="min_nan({acc}, {v})")
-_ANY = ReductionDef(init="False", combine="{acc} or bool({v})")
-_ALL = ReductionDef(init="True", combine="{acc} and bool({v})")
-_ARGMAX = ReductionDef(init="first", combine="argmax", arg=True)
-_ARGMIN = ReductionDef(init="first", combine="argmin", arg=True)
-_VAR = ReductionDef(init="two_pass", combine="var")
+_MEAN = ReductionDef(init="0", combine="{acc} + {v}", finalize="{acc} / {n}", accumulate="float64")
+_MAX = ReductionDef(init="lowest", combine="max_nan({acc}, {v})", accumulate="input")
+_MIN = ReductionDef(init="highest", combine="min_nan({acc}, {v})", accumulate="input")
+_ANY = ReductionDef(init="False", combine="({acc} or {v})", accumulate="bool")
+_ALL = ReductionDef(init="True", combine="({acc} and {v})", accumulate="bool")
+_ARGMAX = ReductionDef(init="lowest", combine="{v} > {acc}", arg=True, accumulate="input")
+_ARGMIN = ReductionDef(init="highest", combine="{v} < {acc}", arg=True, accumulate="input")
+_VAR = ReductionDef(init="0", combine="{acc} + ({v} - {mean}) * ({v} - {mean})",
+                    finalize="{acc} / max({n} - {ddof}, 0)", accumulate="float64", two_pass=True)
+_STD = ReductionDef(init="0", combine="{acc} + ({v} - {mean}) * ({v} - {mean})",
+                    finalize="np.sqrt({acc} / max({n} - {ddof}, 0))", accumulate="float64",
+                    two_pass=True)
 
 register("sum", _impl(np.sum), kind="reduction", reduction=_SUM,
          normalize=_reduction_normalizer("sum", with_dtype=True), aliases=(np.sum,),
@@ -125,6 +129,6 @@ register("all", _impl(np.all), kind="reduction", reduction=_ALL,
 register("var", _impl(np.var), kind="reduction", reduction=_VAR,
          normalize=_reduction_normalizer("var", with_dtype=True, with_ddof=True),
          aliases=(np.var,), methods=("var",))
-register("std", _impl(np.std), kind="reduction", reduction=_VAR,
+register("std", _impl(np.std), kind="reduction", reduction=_STD,
          normalize=_reduction_normalizer("std", with_dtype=True, with_ddof=True),
          aliases=(np.std,), methods=("std",))

@@ -30,15 +30,27 @@ Normalizer = Callable[..., tuple[tuple, dict]]
 class ReductionDef:
     """Lowering of a reduction as a loop: ``acc = init; acc = combine(acc, v); finalize(acc, n)``.
 
-    Templates are numba source with ``{acc}``, ``{v}``, ``{n}`` (element count) and
-    ``{dtype}`` (the accumulator dtype name) placeholders. ``arg`` reductions (argmax)
-    track an index in ``{idx}``/``{i}`` too.
+    Templates are numba scalar source with ``{acc}``, ``{v}`` (the element, cast to the
+    accumulator dtype), ``{n}`` (element count), ``{mean}`` (two-pass reductions: the mean
+    from the first sweep) and ``{ddof}`` placeholders; ``max_nan``/``min_nan`` are helpers the
+    backend provides (NaN-propagating like NumPy).
+
+    * ``init``: ``"0"``, ``"1"``, ``"False"``, ``"True"``, ``"lowest"`` / ``"highest"`` (the
+      accumulator dtype's smallest / largest value, -inf / inf for floats).
+    * ``arg``: argmax/argmin; ``combine`` is the comparison ``"{v} > {acc}"`` under which an
+      element replaces the best so far (first occurrence wins, NaN wins like NumPy).
+    * ``accumulate``: the accumulator dtype: ``"result"`` (the result's dtype), ``"input"``,
+      ``"bool"``, ``"wide"`` (float64 for float results, else the result's dtype: NumPy sums
+      floats pairwise, float64 keeps float32 sums as accurate), ``"float64"`` (float results only).
+    * ``two_pass``: a first sweep sums the elements to get ``{mean}`` (var, std).
     """
 
     init: str
     combine: str
     finalize: str = "{acc}"
     arg: bool = False
+    accumulate: str = "result"
+    two_pass: bool = False
 
 
 @dataclass

@@ -54,6 +54,7 @@ class CompiledFunction:
         self._warned_limit = False
         self._warned_no_source = False
         self._last_failure: list[str] = []
+        self._automatic: dict[str, set[int]] = {}  # sources whose sizes changed: made dynamic
         functools.update_wrapper(self, fn)
         with _ALL_LOCK:
             _ALL.add(self)
@@ -71,6 +72,7 @@ class CompiledFunction:
     def reset(self) -> None:
         with self._lock:
             self._entries = ()
+            self._automatic = {}
             self._warned_limit = False
 
     def __repr__(self) -> str:
@@ -124,15 +126,20 @@ class CompiledFunction:
             if len(self._entries) >= config.recompile_limit:
                 self._warn_limit(reasons)
                 return None
+            for entry in self._entries:
+                for source, dims in entry.guard.changed_sizes(args, kwargs).items():
+                    self._automatic.setdefault(source, set()).update(dims)
             get_logger("recompiles").info(
                 "Recompiling function %s in %s triggered by the following guard failure(s):\n%s",
                 self._orig_fn.__name__, _location(self._orig_fn),
                 "\n".join(f"    - {r}" for r in reasons))
         if self._backend is None:
             self._backend = lookup_backend(self._backend_spec)
+        from ..capture.dynamic import DynamicPolicy
         from .entry import build_entry
+        policy = DynamicPolicy.from_config(config, self.dynamic, self._automatic)
         entry = build_entry(self._orig_fn, args, kwargs, self._backend,
-                            fullgraph=self.fullgraph, title=self.title)
+                            fullgraph=self.fullgraph, title=self.title, policy=policy)
         self._entries = self._entries + (entry,)
         return entry
 

@@ -15,7 +15,7 @@ from ..capture.capture import Capture, capture_function
 from ..capture.guard_facts import GuardSet
 from ..capture.runtime import signature_of
 from ..config import config
-from ..exc import GraphBreak, Unsupported
+from ..exc import AstCompilerError, ForbiddenInCompiledCode, GraphBreak, Unsupported
 from ..graph import Graph
 from ..guards import GuardFunction, build_guard, copy_defaults
 from ..guards.codegen import _literal
@@ -148,14 +148,14 @@ def eager_entry(fn: Callable, guards: GuardSet, namespace: dict, reason: Unsuppo
 
 
 def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Callable,
-                *, fullgraph: bool, title: str) -> CacheEntry:
+                *, fullgraph: bool, title: str, policy: Any = None) -> CacheEntry:
     """Capture, guard and lower one call of ``fn``; a graph break gives an eager entry."""
     start = time.perf_counter()
     cache_dir = config.cache_dir
     try:
         capture = capture_function(fn, args, kwargs, cache_dir=cache_dir,
                                    unroll_limit=config.unroll_limit,
-                                   inline_depth_limit=config.inline_depth_limit)
+                                   inline_depth_limit=config.inline_depth_limit, policy=policy)
     except Unsupported as error:
         attach_user_stack(error, error.__traceback__)
         message = format_break(error, fn)
@@ -171,6 +171,8 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
                             cache_dir)
         entry.compile_time = time.perf_counter() - start
         return entry
+    except (AstCompilerError, ForbiddenInCompiledCode):
+        raise  # constraint violations, data-dependent errors, forbidden calls: the user's to see
     except Exception as error:  # noqa: BLE001 - a user error or a gap: NumPy decides eagerly
         get_logger("graph_breaks").info("capture of %s failed (%s: %s); running eagerly",
                                         title, type(error).__name__, error)

@@ -1,0 +1,72 @@
+"""The ``numba`` CPU backend: fused loop-nest kernels, a generated wrapper, real files.
+
+``numba_backend(graph, example_inputs)``:
+
+1. ``plan.build_plan``: a target-independent fusion plan (pointwise chains, reductions with their
+   producers and per-row consumers, ordering barriers at mutations; views, extern, creation ops and
+   anything a kernel cannot compute are evaluated with NumPy by the wrapper);
+2. ``cpu.kernel_code``: one numba module per kernel (a serial function and a ``prange`` twin);
+3. ``wrapper.WrapperWriter``: the ``output_code`` wrapper that allocates, calls and returns;
+4. ``files``: every module is written to ``<cache_dir>/kernels`` under a content-addressed name
+   and imported from there (numba's disk cache needs real files).
+
+Nothing here is imported by ``import astcompiler``; numba is imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...config import config
+from ...graph import Graph
+from ..base import CompiledGraph
+from .plan import Plan, build_plan
+
+__all__ = ["numba_backend", "build_plan", "Plan"]
+
+
+def numba_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
+    """Lower ``graph`` to numba kernels plus a NumPy wrapper; returns a ``CompiledGraph``."""
+    plan = build_plan(graph, list(example_inputs))
+    if plan.eager is not None:
+        return _eager(graph, plan.eager)
+    return _compile(plan)
+
+
+def _compile(plan: Plan) -> CompiledGraph:
+    from .cpu import kernel_code
+    from .files import load_source
+    from .wrapper import WrapperWriter
+
+    codes, modules, files, kernels = {}, {}, [], {}
+    for kernel in plan.kernels:
+        code = kernel_code(kernel, plan, cache=bool(config.numba_cache))
+        _, stem, path = load_source(kernel.name, code.source)
+        codes[kernel.index] = code
+        modules[kernel.index] = stem
+        files.append(path)
+        kernels[kernel.name] = code.source
+    writer = WrapperWriter(plan, codes, modules, int(config.parallel_threshold))
+    source = writer.build()
+    module, _, path = load_source("forward", source)
+    forward = module.make_forward(*writer.consts)
+    output_code = _readable(source, codes, files)
+    return CompiledGraph(forward, output_code=output_code, files=[path] + files, kernels=kernels)
+
+
+def _readable(wrapper: str, codes: dict[int, Any], files: list[str]) -> str:
+    parts = [wrapper]
+    for (index, code), path in zip(sorted(codes.items()), files):
+        parts.append(f"\n# ---- {code.name}  ({path}) ----\n{code.source}")
+    return "\n".join(parts)
+
+
+def _eager(graph: Graph, reason: str) -> CompiledGraph:
+    from ..eager import interpret
+
+    def run(*inputs: Any) -> tuple:
+        return interpret(graph, inputs)
+
+    code = (f"# numba backend: this graph runs op by op with NumPy ({reason})\n"
+            + graph.print_readable("forward", print_output=False))
+    return CompiledGraph(run, output_code=code)

@@ -1,0 +1,719 @@
+"""The fusion plan: which nodes become which kernel, in which order. Target independent.
+
+A plan is a list of steps in execution order: ``KernelStep`` (a fused loop nest) or
+``NodeStep`` (a node the wrapper evaluates with NumPy: views, extern and creation ops,
+mutations, and anything a kernel cannot compute). Targets (``cpu.py`` now, CUDA later) turn a
+``KernelPlan`` into code; they share the grouping, the sweep schedule and the stash decisions.
+
+Kernel styles, all over one iteration space ``shape`` (F):
+
+* ``pointwise``: every node has shape F; one loop nest, each node a local value per element.
+* ``rows``: reductions over the trailing axes ``F[outer:]``. For each index of the leading
+  ``outer`` axes (the parallel loop) the kernel runs *sweeps* over the trailing axes: each sweep
+  accumulates the reductions whose inputs are ready, then the per-row (outer) nodes that depend on
+  them are computed, then the next sweep may use them. Row softmax and layer norm are one kernel.
+* ``columns``: reductions over other axis sets (``x.sum(axis=0)``): one C-order sweep over F with
+  array accumulators indexed by the kept axes; producers are fused, consumers are not.
+
+Ordering: a mutation (``setitem``/``copy_``, or any op with side effects) is a barrier; nodes on
+either side are never fused together, so reads before it see old data and reads after it see the
+write. A mutation whose value is computed by a kernel may be fused into it (``store_into``): the
+kernel then writes straight into the destination view when the wrapper finds no overlap at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Union
+
+import numpy as np
+
+from ...graph import Graph, Node
+from ...ops import REGISTRY
+from .scalar import CHEAP_OPS, ReductionRule, ScalarRule, lower_pointwise, lower_reduction
+
+Rule = Union[ScalarRule, ReductionRule]
+
+# view ops whose result is a view whatever the memory layout (reshape is not: it copies when it must)
+LAYOUT_FREE_VIEWS = frozenset({"getitem", "transpose", "swapaxes", "moveaxis", "expand_dims",
+                               "squeeze", "broadcast_to", "atleast_1d", "atleast_2d",
+                               "atleast_3d", "diagonal", "flip", "fliplr", "flipud", "rot90",
+                               "real", "imag"})
+
+
+@dataclass(eq=False)
+class Sweep:
+    """One pass over the reduced axes (rows: per outer index; columns: over all of F)."""
+
+    index: int
+    reductions: list[Node] = field(default_factory=list)
+    phase: dict[Node, int] = field(default_factory=dict)  # two-pass reductions: 1 mean, 2 spread
+    compute: list[Node] = field(default_factory=list)  # inner nodes evaluated here
+    load: list[Node] = field(default_factory=list)  # inner nodes read back (output buffer/stash)
+    store: list[Node] = field(default_factory=list)  # inner outputs written here
+    stash: list[Node] = field(default_factory=list)  # inner nodes kept for a later sweep
+    after: list[Node] = field(default_factory=list)  # outer nodes computed after this sweep
+
+
+@dataclass(eq=False)
+class KernelPlan:
+    """One fused kernel: its nodes, inputs, outputs, and loop structure."""
+
+    index: int
+    style: str  # "pointwise" | "rows" | "columns"
+    shape: tuple[int, ...]
+    outer: int
+    reduce_axes: tuple[int, ...]
+    nodes: list[Node]
+    rules: dict[Node, Rule]
+    inner: set[Node] = field(default_factory=set)
+    inputs: list[Node] = field(default_factory=list)
+    outputs: list[Node] = field(default_factory=list)
+    prologue: list[Node] = field(default_factory=list)
+    sweeps: list[Sweep] = field(default_factory=list)
+    stash: dict[Node, Node | None] = field(default_factory=dict)  # -> output buffer, or a temp
+    dims: list[Any] = field(default_factory=list)  # per dim of F: (input node, axis) or an int
+    parallel_dim: int | None = None
+    store_into: Node | None = None  # fused setitem/copy_ node
+    stored: Node | None = None  # the output it writes into the mutation's destination
+    name: str = ""
+
+    @property
+    def kept_axes(self) -> tuple[int, ...]:
+        return tuple(d for d in range(len(self.shape)) if d not in self.reduce_axes)
+
+    def uses(self, node: Node) -> Iterator[tuple[Node, int]]:
+        """(member, axis offset) pairs for each member reading ``node`` as an operand."""
+        for member in self.nodes:
+            if node in operands(member, self.rules[member]):
+                yield member, len(operand_shape(member, self.rules[member]))
+
+
+@dataclass(eq=False)
+class KernelStep:
+    kernel: KernelPlan
+
+
+@dataclass(eq=False)
+class NodeStep:
+    node: Node
+
+
+@dataclass
+class Plan:
+    graph: Graph
+    steps: list[Any] = field(default_factory=list)
+    kernels: list[KernelPlan] = field(default_factory=list)
+    weak: dict[Node, type] = field(default_factory=dict)
+    eager: str | None = None  # why the whole graph runs with NumPy (None: it does not)
+    roots: dict[Node, frozenset] = field(default_factory=dict)
+
+
+# -- small queries ------------------------------------------------------------------------------
+
+
+def operands(node: Node, rule: Rule) -> list[Node]:
+    """The Node operands a kernel reads for ``node`` (in argument order, without repeats)."""
+    if isinstance(rule, ReductionRule):
+        return [node.args[0]]
+    picks = rule.operands if rule.operands is not None else range(len(node.args))
+    found: list[Node] = []
+    for i in picks:
+        value = node.args[i]
+        if isinstance(value, Node) and value not in found:
+            found.append(value)
+    return found
+
+
+def operand_shape(node: Node, rule: Rule) -> tuple:
+    """The shape a member's operands are broadcast against (a reduction's: its input's)."""
+    if isinstance(rule, ReductionRule):
+        return tuple(node.args[0].meta.shape)
+    return tuple(node.meta.shape)
+
+
+def reduced_axes(node: Node) -> tuple[int, ...]:
+    ndim = len(node.args[0].meta.shape)
+    axis = node.kwargs.get("axis")
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(int(a) % max(ndim, 1) for a in axis))
+    return (int(axis) % max(ndim, 1),)
+
+
+def _static_shape(meta: Any) -> bool:
+    return meta is not None and hasattr(meta, "shape") and all(
+        isinstance(d, (int, np.integer)) for d in meta.shape)
+
+
+def is_barrier(node: Node) -> bool:
+    """Mutations and side effects order everything around them."""
+    if node.op != "call":
+        return node.op == "region"
+    op = REGISTRY[node.target] if node.target in REGISTRY else None
+    if op is None or op.kind == "mutation" or op.side_effects:
+        return True
+    out = node.kwargs.get("out")
+    return isinstance(out, Node) or (isinstance(out, tuple) and any(isinstance(o, Node) for o in out))
+
+
+def weak_scalars(graph: Graph, example_inputs: list) -> dict[Node, type]:
+    """Placeholders holding Python scalars (NEP 50 'weak' in NumPy's type promotion)."""
+    weak: dict[Node, type] = {}
+    for node, value in zip(graph.placeholders, example_inputs):
+        pytype = getattr(node.meta, "pytype", None) if node.meta is not None else None
+        if pytype is None and type(value) in (int, float):
+            pytype = type(value)
+        if pytype in (int, float):
+            weak[node] = pytype
+        elif pytype is bool or type(value) is bool:
+            pass  # a Python bool promotes like np.bool_
+    return weak
+
+
+def lower_node(node: Node, weak: dict[Node, type]) -> Rule | None:
+    """The kernel rule of a call node, or None when the wrapper runs it with NumPy."""
+    if node.op != "call" or node.target not in REGISTRY or not _static_shape(node.meta):
+        return None
+    kind = REGISTRY[node.target].kind
+    rule: Rule | None = None
+    if kind == "pointwise":
+        rule = lower_pointwise(node, weak)
+    elif kind == "reduction":
+        rule = lower_reduction(node)
+    if rule is None:
+        return None
+    if not all(_static_shape(value.meta) for value in operands(node, rule)):
+        return None
+    return rule
+
+
+# -- storage roots: which inputs or buffers a value may share memory with ----------------------------
+
+
+def storage_roots(graph: Graph) -> dict[Node, frozenset]:
+    """For each value node, the set of storages it may view: placeholders or fresh results."""
+    roots: dict[Node, frozenset] = {}
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            roots[node] = frozenset({node})
+        elif node.op in ("call", "region"):
+            op = REGISTRY[node.target] if node.op == "call" and node.target in REGISTRY else None
+            inputs = frozenset().union(*(roots.get(n, frozenset({n})) for n in node.all_input_nodes()))
+            if op is not None and op.kind == "view":
+                roots[node] = inputs
+            elif op is not None and op.kind in ("pointwise", "reduction", "creation") and not (
+                    node.target == "astype" and node.kwargs.get("copy", True) is False):
+                roots[node] = frozenset({node})
+            else:
+                roots[node] = inputs | {node}
+    return roots
+
+
+def _layout_hazard(graph: Graph, roots: dict[Node, frozenset]) -> bool:
+    """A layout-dependent view (reshape may copy or view) of a computed array that is mutated.
+
+    Kernels allocate C-ordered buffers where NumPy may produce Fortran-ordered ones, so
+    whether such a reshape is a view could differ; those graphs run with NumPy.
+    """
+    mutated = False
+    for node in graph.nodes:
+        if node.op == "call" and node.target in REGISTRY and REGISTRY[node.target].kind == "mutation":
+            dst = node.args[0] if node.args else None
+            if isinstance(dst, Node) and any(r.op != "placeholder" for r in roots.get(dst, ())):
+                mutated = True
+    if not mutated:
+        return False
+    for node in graph.nodes:
+        if node.op == "call" and node.target in REGISTRY and REGISTRY[node.target].kind == "view" \
+                and node.target not in LAYOUT_FREE_VIEWS:
+            if any(r.op != "placeholder" for r in roots.get(node, ())):
+                return True
+    return False
+
+
+# -- grouping -----------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Group:
+    style: str
+    shape: tuple
+    outer: int
+    reduce_axes: tuple
+    segment: int
+    nodes: list[Node] = field(default_factory=list)
+
+
+class _Grouper:
+    """Greedy fusion in program order, within segments delimited by barriers."""
+
+    def __init__(self, graph: Graph, rules: dict[Node, Rule]):
+        self.graph = graph
+        self.rules = rules
+        self.group_of: dict[Node, _Group] = {}
+        self.groups: list[_Group] = []
+        self.segment_of: dict[Node, int] = {}
+
+    def run(self) -> None:
+        segment = 0
+        for node in self.graph.nodes:
+            if node.op not in ("call", "region"):
+                continue
+            self.segment_of[node] = segment
+            if is_barrier(node):
+                segment += 1
+            elif node in self.rules:
+                self._place(node, segment)
+
+    # a new member's place: a producer's group, else a compatible group of the segment, else new
+    def _place(self, node: Node, segment: int) -> None:
+        rule = self.rules[node]
+        producers: list[_Group] = []
+        for value in operands(node, rule):
+            group = self.group_of.get(value)
+            if group is not None and group.segment == segment and group not in producers:
+                producers.append(group)
+        for group in reversed(producers):
+            if self._try_join(group, node):
+                return
+        for group in reversed(self.groups):
+            if group.segment == segment and group not in producers and self._try_join(
+                    group, node, horizontal=True):
+                return
+        self._start(node, segment)
+
+    def _try_join(self, group: _Group, node: Node, horizontal: bool = False) -> bool:
+        change = self._fits(group, node)
+        if change is None or (horizontal and change[0] != group.style):
+            return False
+        if self._depends_on(node, group):
+            return False
+        group.style, group.outer, group.reduce_axes = change
+        group.nodes.append(node)
+        self.group_of[node] = group
+        return True
+
+    def _start(self, node: Node, segment: int) -> None:
+        rule = self.rules[node]
+        if isinstance(rule, ReductionRule):
+            shape = tuple(node.args[0].meta.shape)
+            axes = reduced_axes(node)
+            if not axes or not shape:
+                self.rules.pop(node)  # axis=() or a 0-d input: NumPy does it
+                return
+            style, outer = _reduction_style(shape, axes)
+            group = _Group(style, shape, outer, axes, segment)
+        else:
+            shape = tuple(node.meta.shape)
+            group = _Group("pointwise", shape, len(shape), (), segment)
+        group.nodes.append(node)
+        self.group_of[node] = group
+        self.groups.append(group)
+
+    def _fits(self, group: _Group, node: Node) -> tuple | None:
+        """(style, outer, reduce_axes) of ``group`` once ``node`` joins, or None."""
+        rule = self.rules[node]
+        members = [v for v in operands(node, rule) if self.group_of.get(v) is group]
+        shape_f = group.shape
+        if isinstance(rule, ReductionRule):
+            source = node.args[0]
+            axes = reduced_axes(node)
+            if tuple(source.meta.shape) != shape_f or not axes:
+                return None
+            if source in self.group_of and self.group_of[source] is group and \
+                    isinstance(self.rules[source], ReductionRule):
+                return None
+            if group.style == "pointwise":
+                style, outer = _reduction_style(shape_f, axes)
+                return style, outer, axes
+            if axes == group.reduce_axes:
+                return group.style, group.outer, axes
+            return None
+        shape = tuple(node.meta.shape)
+        if group.style in ("pointwise", "columns"):
+            if shape != shape_f:
+                return None
+            if any(isinstance(self.rules[v], ReductionRule) for v in members):
+                return None
+            return group.style, group.outer, group.reduce_axes
+        k = group.outer
+        keep = shape_f[:k] + (1,) * (len(shape_f) - k)
+        compact = shape_f[:k]
+        if shape == shape_f:
+            ok = all(tuple(v.meta.shape) in (shape_f, keep) for v in members)
+        elif shape == keep:
+            ok = all(tuple(v.meta.shape) == keep for v in members)
+        elif shape == compact and len(compact) < len(shape_f):
+            ok = all(tuple(v.meta.shape) == compact for v in members)
+        else:
+            ok = False
+        return (group.style, group.outer, group.reduce_axes) if ok else None
+
+    def _depends_on(self, node: Node, group: _Group) -> bool:
+        """Would ``node``'s inputs, through other groups or NumPy steps, wait for ``group``?"""
+        segment = self.segment_of[node]
+        stack = [v for v in node.all_input_nodes() if self.group_of.get(v) is not group]
+        seen: set[int] = set()
+        while stack:
+            value = stack.pop()
+            if id(value) in seen or value.op == "placeholder":
+                continue
+            seen.add(id(value))
+            if self.segment_of.get(value, segment) < segment:
+                continue
+            owner = self.group_of.get(value)
+            if owner is group:
+                return True
+            if owner is not None:
+                for member in owner.nodes:
+                    stack.extend(member.all_input_nodes())
+            else:
+                stack.extend(value.all_input_nodes())
+        return False
+
+
+def _reduction_style(shape: tuple, axes: tuple) -> tuple[str, int]:
+    ndim = len(shape)
+    if axes == tuple(range(ndim - len(axes), ndim)):
+        return "rows", ndim - len(axes)
+    return "columns", 0
+
+
+# -- kernel plans ---------------------------------------------------------------------------------
+
+
+def _finish_kernel(group: _Group, index: int, rules: dict[Node, Rule],
+                   group_of: dict[Node, _Group]) -> KernelPlan:
+    kernel = KernelPlan(index=index, style=group.style, shape=group.shape, outer=group.outer,
+                        reduce_axes=group.reduce_axes, nodes=list(group.nodes),
+                        rules={n: rules[n] for n in group.nodes})
+    members = set(group.nodes)
+    for node in kernel.nodes:
+        for value in operands(node, rules[node]):
+            if value not in members and value not in kernel.inputs:
+                kernel.inputs.append(value)
+        if any(user not in members for user in node.users):
+            kernel.outputs.append(node)
+    if kernel.style == "pointwise":
+        kernel.prologue = list(kernel.nodes)
+    else:
+        _classify_levels(kernel)
+        _schedule_sweeps(kernel)
+    kernel.dims = _dim_sources(kernel)
+    kernel.parallel_dim = _parallel_dim(kernel)
+    kernel.name = _kernel_name(kernel)
+    return kernel
+
+
+def _classify_levels(kernel: KernelPlan) -> None:
+    """Which members are computed per element of F (inner) rather than per outer index."""
+    k, ndim = kernel.outer, len(kernel.shape)
+    forced = {n.args[0] for n in kernel.nodes if isinstance(kernel.rules[n], ReductionRule)}
+    for node in kernel.nodes:
+        rule = kernel.rules[node]
+        if isinstance(rule, ReductionRule):
+            continue
+        if kernel.style == "columns" or node in forced:
+            kernel.inner.add(node)
+            continue
+        shape = tuple(node.meta.shape)
+        varies = len(shape) == ndim and any(shape[d] != 1 for d in range(k, ndim))
+        if varies or any(v in kernel.inner for v in operands(node, rule)):
+            kernel.inner.add(node)
+
+
+def _expensive(node: Node) -> bool:
+    return node.target not in CHEAP_OPS
+
+
+def _schedule_sweeps(kernel: KernelPlan) -> None:
+    """Assign reductions and inner outputs to sweeps; decide loads, stashes and outer order."""
+    ready: dict[Node, int] = {}  # outer node -> sweeps needed before it is known
+    avail: dict[Node, int] = {}  # inner node -> sweeps needed before it can be computed
+    first: dict[Node, int] = {}
+    outputs = set(kernel.outputs)
+    for node in kernel.nodes:
+        rule = kernel.rules[node]
+        deps = [v for v in operands(node, rule) if v in kernel.rules]
+        if isinstance(rule, ReductionRule):
+            source = node.args[0]
+            first[node] = avail.get(source, 0) + 1
+            ready[node] = first[node] + (1 if rule.two_pass else 0)
+        elif node in kernel.inner:
+            avail[node] = max([ready.get(v, 0) for v in deps if v not in kernel.inner]
+                              + [avail[v] for v in deps if v in kernel.inner] + [0])
+        else:
+            ready[node] = max([ready[v] for v in deps] + [0])
+    store_at = {n: avail[n] + 1 for n in kernel.inner if n in outputs}
+    count = max(list(ready.values()) + list(store_at.values()) + [0])
+    kernel.sweeps = [Sweep(i + 1) for i in range(count)]
+    for node in kernel.nodes:
+        if isinstance(kernel.rules[node], ReductionRule):
+            kernel.sweeps[first[node] - 1].reductions.append(node)
+            kernel.sweeps[first[node] - 1].phase[node] = 1
+            if kernel.rules[node].two_pass:
+                kernel.sweeps[first[node]].reductions.append(node)
+                kernel.sweeps[first[node]].phase[node] = 2
+    for node, at in store_at.items():
+        kernel.sweeps[at - 1].store.append(node)
+    _plan_sweep_bodies(kernel, store_at)
+    for node in kernel.nodes:
+        if node not in kernel.inner:
+            at = ready[node]
+            (kernel.prologue if at == 0 else kernel.sweeps[at - 1].after).append(node)
+
+
+def _plan_sweep_bodies(kernel: KernelPlan, store_at: dict[Node, int]) -> None:
+    computed_in: dict[Node, int] = {}
+    order = {n: i for i, n in enumerate(kernel.nodes)}
+    may_stash = kernel.style == "rows"
+    for sweep in kernel.sweeps:
+        roots = [n.args[0] for n in sweep.reductions if n.args[0] in kernel.inner] + sweep.store
+        compute: set[Node] = set()
+        load: set[Node] = set()
+
+        def visit(node: Node) -> None:
+            if node in compute or node in load:
+                return
+            earlier = computed_in.get(node)
+            if earlier is not None and earlier < sweep.index:
+                stored = store_at.get(node)
+                if stored is not None and stored < sweep.index:
+                    load.add(node)
+                    return
+                if node in kernel.stash or (may_stash and _expensive(node)):
+                    if node not in kernel.stash:
+                        kernel.stash[node] = None
+                        kernel.sweeps[earlier - 1].stash.append(node)
+                    load.add(node)
+                    return
+            compute.add(node)
+            for value in operands(node, kernel.rules[node]):
+                if value in kernel.inner:
+                    visit(value)
+
+        for root in roots:
+            visit(root)
+        for node in compute:
+            computed_in.setdefault(node, sweep.index)
+        sweep.compute = sorted(compute, key=order.__getitem__)
+        sweep.load = sorted(load, key=order.__getitem__)
+    _choose_stash_buffers(kernel, store_at)
+
+
+def _choose_stash_buffers(kernel: KernelPlan, store_at: dict[Node, int]) -> None:
+    """Keep a stashed value in an output buffer written later (softmax's exp in its result)."""
+    taken: set[Node] = set()
+    for node in kernel.stash:
+        made = next(s.index for s in kernel.sweeps if node in s.stash)
+        last = max(s.index for s in kernel.sweeps if node in s.load)
+        for out, at in store_at.items():
+            if out in taken or out is kernel.stored or at <= made or at < last:
+                continue
+            if np.dtype(out.meta.dtype) != np.dtype(node.meta.dtype):
+                continue
+            kernel.stash[node] = out
+            taken.add(out)
+            break
+
+
+def _dim_sources(kernel: KernelPlan) -> list[Any]:
+    """For each dim of F, an input (node, axis) whose size it is, or a static 1."""
+    dims: list[Any] = []
+    ndim = len(kernel.shape)
+    for d, size in enumerate(kernel.shape):
+        if size == 1:
+            dims.append(1)
+            continue
+        found = None
+        for value in kernel.inputs:
+            if value.meta.shape == () or found is not None:
+                continue
+            for _, offset in kernel.uses(value):
+                axis = d - (offset - len(value.meta.shape))
+                if 0 <= axis < len(value.meta.shape) and value.meta.shape[axis] == size \
+                        and offset in (ndim, kernel.outer):
+                    if offset == kernel.outer and offset != ndim and d >= kernel.outer:
+                        continue
+                    found = (value, axis)
+                    break
+        dims.append(found if found is not None else int(size))
+    return dims
+
+
+def _parallel_dim(kernel: KernelPlan) -> int | None:
+    limit = {"pointwise": len(kernel.shape), "rows": kernel.outer, "columns": 1}[kernel.style]
+    for d in range(limit):
+        if kernel.style == "columns" and d in kernel.reduce_axes:
+            return None
+        if kernel.shape[d] != 1:
+            return d
+    return None
+
+
+def _kernel_name(kernel: KernelPlan) -> str:
+    names: list[str] = []
+    for node in kernel.nodes:
+        if node.target not in names:
+            names.append(node.target)
+    text = "_".join(names[:4]) + ("_etc" if len(names) > 4 else "")
+    return f"kernel_{kernel.index}_{text}"
+
+
+# -- fused stores ---------------------------------------------------------------------------------
+
+
+def _basic_index(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if item is None or item is Ellipsis or (isinstance(item, (int, np.integer))
+                                                and not isinstance(item, bool)):
+            continue
+        if isinstance(item, slice) and all(
+                p is None or (isinstance(p, (int, np.integer)) and not isinstance(p, bool))
+                for p in (item.start, item.stop, item.step)):
+            continue
+        return False
+    return True
+
+
+def destination_shape(dst: Node, index: Any) -> tuple | None:
+    """Shape of ``dst[index]`` when it is a view (basic indexing), else None."""
+    if not _static_shape(dst.meta) or not _basic_index(index):
+        return None
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(dst.meta.shape),
+                                            (0,) * len(dst.meta.shape))
+    try:
+        view = probe[index]
+    except (IndexError, TypeError, ValueError):
+        return None
+    return tuple(view.shape) if isinstance(view, np.ndarray) and view.ndim > 0 else None
+
+
+def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int]) -> bool:
+    if mutation.target == "setitem" and len(mutation.args) == 3:
+        dst, index, value = mutation.args
+    elif mutation.target == "copy_" and len(mutation.args) == 2 and not mutation.kwargs:
+        (dst, value), index = mutation.args, Ellipsis
+    else:
+        return False
+    if not isinstance(dst, Node) or not isinstance(value, Node) or kernel.stored is not None:
+        return False
+    if value not in kernel.outputs or value.users != [mutation] or value in kernel.stash.values():
+        return False
+    if kernel.style != "pointwise" and value not in kernel.inner:
+        return False
+    if tuple(value.meta.shape) != kernel.shape or dst.meta is None:
+        return False
+    if np.dtype(dst.meta.dtype) != np.dtype(value.meta.dtype):
+        return False
+    if destination_shape(dst, index) != tuple(value.meta.shape):
+        return False
+    for out in kernel.outputs:
+        if out is not value and any(u.op != "output" and order[u] < order[mutation]
+                                    for u in out.users):
+            return False
+    kernel.store_into, kernel.stored = mutation, value
+    return True
+
+
+# -- the plan -------------------------------------------------------------------------------------
+
+
+def build_plan(graph: Graph, example_inputs: list) -> Plan:
+    """Group the graph's nodes into kernels and order every step."""
+    plan = Plan(graph)
+    if any(n.op == "region" for n in graph.nodes):
+        plan.eager = "the graph has control-flow regions"
+        return plan
+    plan.roots = storage_roots(graph)
+    if _layout_hazard(graph, plan.roots):
+        plan.eager = "a layout-dependent view of a computed array is mutated"
+        return plan
+    plan.weak = weak_scalars(graph, example_inputs)
+    rules: dict[Node, Rule] = {}
+    for node in graph.nodes:
+        if node.op == "call":
+            rule = lower_node(node, plan.weak)
+            if rule is not None:
+                rules[node] = rule
+    grouper = _Grouper(graph, rules)
+    grouper.run()
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    kernel_of: dict[Node, KernelPlan] = {}
+    for group in grouper.groups:
+        if group.style == "pointwise" and group.shape == ():
+            continue  # scalar arithmetic: NumPy in the wrapper is as fast and exact
+        kernel = _finish_kernel(group, len(plan.kernels), rules, grouper.group_of)
+        plan.kernels.append(kernel)
+        for node in kernel.nodes:
+            kernel_of[node] = kernel
+    fused: set[Node] = set()
+    for node in graph.nodes:
+        if node.op == "call" and node.target in ("setitem", "copy_"):
+            value = node.args[-1] if node.target == "setitem" else node.args[1] if len(
+                node.args) > 1 else None
+            kernel = kernel_of.get(value) if isinstance(value, Node) else None
+            if kernel is not None and grouper.segment_of.get(value) == grouper.segment_of[node] \
+                    and _fuse_store(node, kernel, order):
+                fused.add(node)
+    plan.steps = _order_steps(graph, kernel_of, grouper.segment_of, fused, order)
+    return plan
+
+
+def _order_steps(graph: Graph, kernel_of: dict[Node, KernelPlan], segment_of: dict[Node, int],
+                 fused: set[Node], order: dict[Node, int]) -> list[Any]:
+    """Steps per segment in a topological order close to program order; the barrier last."""
+    steps: list[Any] = []
+    by_segment: dict[int, list[Node]] = {}
+    for node in graph.nodes:
+        if node.op in ("call", "region"):
+            by_segment.setdefault(segment_of[node], []).append(node)
+    for segment in sorted(by_segment):
+        item_of: dict[Node, Any] = {}
+        kernel_items: dict[int, KernelStep] = {}
+        final: Any = None  # the barrier, or the kernel a mutation was fused into
+        for node in by_segment[segment]:
+            kernel = kernel_of.get(node)
+            if node in fused:
+                kernel = kernel_of[node.args[-1] if node.target == "setitem" else node.args[1]]
+            if kernel is not None:
+                item = kernel_items.setdefault(id(kernel), KernelStep(kernel))
+                if kernel.store_into is not None:
+                    final = item
+            else:
+                item = NodeStep(node)
+                if is_barrier(node):
+                    final = item
+            item_of[node] = item
+        steps.extend(_toposort(item_of, order, final))
+    return steps
+
+
+def _toposort(item_of: dict[Node, Any], order: dict[Node, int], final: Any) -> list[Any]:
+    """Kahn's algorithm, earliest program position first; ``final`` goes last."""
+    first: dict[int, int] = {}
+    items: dict[int, Any] = {}
+    deps: dict[int, set[int]] = {}
+    for node, item in item_of.items():
+        key = id(item)
+        items[key] = item
+        first[key] = min(first.get(key, order[node]), order[node])
+        deps.setdefault(key, set())
+        for value in node.all_input_nodes():
+            other = item_of.get(value)
+            if other is not None and other is not item:
+                deps[key].add(id(other))
+    done: set[int] = set()
+    result: list[Any] = []
+    while len(result) < len(items):
+        ready = [k for k in items if k not in done and deps[k] <= done
+                 and (items[k] is not final or len(done) == len(items) - 1)]
+        if not ready:
+            raise AssertionError("cyclic kernel dependencies")  # the grouper prevents this
+        key = min(ready, key=first.__getitem__)
+        result.append(items[key])
+        done.add(key)
+    return result

@@ -1,0 +1,527 @@
+"""Scalar lowering: what one element of a pointwise op or one step of a reduction computes.
+
+Everything here is numba *scalar* source (the language shared by numba's CPU and CUDA
+targets): dtype casts, typed constants, the loop dtypes NumPy would pick for a ufunc, and the
+small helper functions some ops need to match NumPy exactly (integer division by zero, shifts
+past the word size, NaN-propagating max, ...). Loop nests are the target's business (``cpu.py``).
+
+A rule is ``None`` when an op cannot be lowered for its dtypes: the backend then runs that node
+with its NumPy ``impl`` in the wrapper, so an unsupported case is slower, never wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...graph import Node
+from ...ops import REGISTRY
+
+# dtypes a kernel can load, compute and store (numba has no float16; complex is left to NumPy)
+_KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64,
+    np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64))
+
+# ops cheap enough to recompute in a later sweep instead of keeping their values
+CHEAP_OPS = frozenset({
+    "add", "subtract", "multiply", "negative", "positive", "absolute", "fabs", "square",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "maximum", "minimum",
+    "fmax", "fmin", "where", "clip", "astype", "copy", "sign", "conjugate",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "divide"})
+
+
+def kernel_dtype(dtype: Any) -> bool:
+    """True when kernels handle values of ``dtype`` (native byte order, bool/int/uint/float32/64)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        return False
+    return dt in _KERNEL_DTYPES and dt.isnative
+
+
+def type_name(dtype: np.dtype) -> str:
+    """``np.float32``-style source for a dtype's scalar type."""
+    dt = np.dtype(dtype)
+    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
+
+
+def cast(expr: str, src: np.dtype | None, dst: np.dtype) -> str:
+    """Source converting ``expr`` (of dtype ``src``, None when unknown) to ``dst``."""
+    dst = np.dtype(dst)
+    if src is not None and np.dtype(src) == dst:
+        return expr
+    if dst.kind == "b":
+        return f"({expr} != 0)"
+    return f"{type_name(dst)}({expr})"
+
+
+def constant(value: Any, dtype: np.dtype) -> str:
+    """A typed constant: ``np.float32(0.1)``, ``np.int64(3)``, ``True``."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return "True" if bool(value) else "False"
+    if dt.kind == "f":
+        v = float(value)
+        if v != v:
+            text = "np.nan"
+        elif v in (float("inf"), float("-inf")):
+            text = "np.inf" if v > 0 else "-np.inf"
+        else:
+            text = repr(v)
+        return f"{type_name(dt)}({text})"
+    return f"{type_name(dt)}({int(value)})"
+
+
+def lowest(dtype: np.dtype) -> Any:
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return float("-inf")
+    if dt.kind == "b":
+        return False
+    return int(np.iinfo(dt).min)
+
+
+def highest(dtype: np.dtype) -> Any:
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return float("inf")
+    if dt.kind == "b":
+        return True
+    return int(np.iinfo(dt).max)
+
+
+# -- helper functions emitted into kernel modules that use them ----------------------------------
+# ``{T}`` is the numba scalar type (np.int32), ``{BITS}`` its width; names carry the dtype.
+
+_HELPERS: dict[str, str] = {
+    "max_nan": '''
+def max_nan(a, b):
+    """NumPy's maximum: NaN wins."""
+    return b if (b > a or b != b) else a
+''',
+    "min_nan": '''
+def min_nan(a, b):
+    """NumPy's minimum: NaN wins."""
+    return b if (b < a or b != b) else a
+''',
+    "floordiv_int": '''
+def floordiv_{dt}(a, b):
+    """NumPy's integer floor_divide: x // 0 == 0, MIN // -1 wraps."""
+    if b == 0:
+        return {T}(0)
+    if b == -1:
+        return {T}(-a)
+    return {T}(a // b)
+''',
+    "floordiv_uint": '''
+def floordiv_{dt}(a, b):
+    """NumPy's unsigned floor_divide: x // 0 == 0."""
+    if b == 0:
+        return {T}(0)
+    return {T}(a // b)
+''',
+    "remainder_int": '''
+def remainder_{dt}(a, b):
+    """NumPy's integer remainder (sign of the divisor): x % 0 == 0, MIN % -1 == 0."""
+    if b == 0 or b == -1:
+        return {T}(0)
+    return {T}(a % b)
+''',
+    "remainder_uint": '''
+def remainder_{dt}(a, b):
+    """NumPy's unsigned remainder: x % 0 == 0."""
+    if b == 0:
+        return {T}(0)
+    return {T}(a % b)
+''',
+    "fmod_int": '''
+def fmod_{dt}(a, b):
+    """NumPy's integer fmod (sign of the dividend): x % 0 == 0, MIN % -1 == 0."""
+    if b == 0 or b == -1:
+        return {T}(0)
+    r = {T}(a % b)
+    if r != 0 and (r < 0) != (a < 0):
+        r = {T}(r - b)
+    return r
+''',
+    "fmod_uint": '''
+def fmod_{dt}(a, b):
+    """NumPy's unsigned fmod: x % 0 == 0."""
+    if b == 0:
+        return {T}(0)
+    return {T}(a % b)
+''',
+    "floordiv_float": '''
+def floordiv_{dt}(a, b):
+    """NumPy's float floor_divide (npy_divmod): exact at infinities and signed zeros."""
+    if b == 0:
+        return {T}(a / b)
+    mod = np.fmod(a, b)
+    div = {T}((a - mod) / b)
+    if mod != 0 and (b < 0) != (mod < 0):
+        div = {T}(div - {T}(1.0))
+    if div != 0:
+        floordiv = np.floor(div)
+        if div - floordiv > {T}(0.5):
+            floordiv = {T}(floordiv + {T}(1.0))
+        return floordiv
+    return np.copysign({T}(0.0), {T}(a / b))
+''',
+    "lshift": '''
+def lshift_{dt}(a, b):
+    """NumPy's left_shift: shifting by the width or more (or a negative count) gives 0."""
+    if b < 0 or b >= {BITS}:
+        return {T}(0)
+    return {T}(a << b)
+''',
+    "rshift_int": '''
+def rshift_{dt}(a, b):
+    """NumPy's signed right_shift: past the width gives 0 or -1."""
+    if b < 0 or b >= {BITS}:
+        return {T}(-1) if a < 0 else {T}(0)
+    return {T}(a >> b)
+''',
+    "rshift_uint": '''
+def rshift_{dt}(a, b):
+    """NumPy's unsigned right_shift: past the width gives 0."""
+    if b >= {BITS}:
+        return {T}(0)
+    return {T}(a >> b)
+''',
+    "power_int": '''
+def power_{dt}(a, b):
+    """Integer power by squaring, wrapping like NumPy (callers guarantee b >= 0)."""
+    result = {T}(1)
+    base = {T}(a)
+    e = np.int64(b)
+    while e > 0:
+        if e & 1:
+            result = {T}(result * base)
+        base = {T}(base * base)
+        e = e >> 1
+    return result
+''',
+}
+
+
+def helper_source(key: str) -> str:
+    """Source of helper ``key`` (``"name"`` or ``"name:dtype"``), without its decorator."""
+    name, _, dt = key.partition(":")
+    text = _HELPERS[name]
+    if dt:
+        dtype = np.dtype(dt)
+        text = text.format(dt=dtype.name, T=type_name(dtype), BITS=dtype.itemsize * 8)
+    return text.strip("\n") + "\n"
+
+
+def helper_call(key: str) -> str:
+    """The function name a template uses for helper ``key``."""
+    name, _, dt = key.partition(":")
+    if not dt:
+        return name
+    stem = {"floordiv_int": "floordiv", "floordiv_uint": "floordiv", "floordiv_float": "floordiv",
+            "remainder_int": "remainder", "remainder_uint": "remainder", "fmod_int": "fmod",
+            "fmod_uint": "fmod", "rshift_int": "rshift", "rshift_uint": "rshift",
+            "power_int": "power", "lshift": "lshift"}[name]
+    return f"{stem}_{np.dtype(dt).name}"
+
+
+# -- pointwise ops -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScalarRule:
+    """How one element of a pointwise node is computed.
+
+    ``template`` uses ``{0}``, ``{1}``... for the operands after each is cast to
+    ``operand_dtypes[i]`` (None: left as is); it yields ``result_dtype`` (None: unknown, so
+    the backend always casts to the node's dtype). ``helpers`` are keys for ``helper_source``.
+    """
+
+    operand_dtypes: tuple[np.dtype | None, ...]
+    template: str
+    result_dtype: np.dtype | None
+    helpers: tuple[str, ...] = ()
+    operands: tuple[int, ...] | None = None  # which node args are operands (default: all)
+
+
+# ufuncs whose numba scalar loops differ from NumPy for these dtype kinds: left to NumPy
+_NUMPY_ONLY = {
+    "reciprocal": "iu", "spacing": "fiub", "lcm": "iub", "nextafter": "",
+    "float_power": "",
+}
+
+
+def operand_dtype(value: Any, weak: dict[Node, type]) -> Any:
+    """What NumPy's type resolution sees for one operand (a dtype, or a Python type when weak)."""
+    if isinstance(value, Node):
+        if value in weak:
+            return weak[value]
+        if value.meta is None:
+            return None
+        return np.dtype(value.meta.dtype)
+    if isinstance(value, bool):
+        return np.dtype(bool)
+    if isinstance(value, (int, float)):
+        return type(value)
+    if isinstance(value, np.generic) and not isinstance(value, np.complexfloating):
+        return value.dtype
+    return None
+
+
+def _scalar_operand(value: Any) -> bool:
+    """Node or scalar constant a kernel can read."""
+    if isinstance(value, Node):
+        return value.meta is not None and kernel_dtype(value.meta.dtype)
+    if isinstance(value, (bool, int, float)):
+        return True
+    return isinstance(value, np.generic) and kernel_dtype(value.dtype)
+
+
+def lower_pointwise(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    """The scalar rule for a pointwise node, or None when it must run with NumPy."""
+    op = REGISTRY[node.target]
+    if node.meta is None or not kernel_dtype(node.meta.dtype):
+        return None
+    if any(isinstance(v, Node) for v in node.kwargs.values()) or "out" in node.kwargs:
+        return None
+    if "ufunc" in op.extra:
+        return _lower_ufunc(node, op.extra["ufunc"], weak)
+    special = _SPECIAL.get(node.target)
+    if special is not None:
+        return special(node, weak)
+    return _lower_generic(node, op.scalar)
+
+
+def _lower_generic(node: Node, template: str | None) -> ScalarRule | None:
+    if template is None or not all(_scalar_operand(a) for a in node.args):
+        return None
+    try:
+        text = template.format(*(f"{{{i}}}" for i in range(len(node.args))),
+                               **{k: repr(v) for k, v in node.kwargs.items()})
+    except (IndexError, KeyError, ValueError):
+        return None
+    return ScalarRule(tuple(None for _ in node.args), text, None)
+
+
+def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarRule | None:
+    args = node.args
+    if len(args) != ufunc.nin or not all(_scalar_operand(a) for a in args):
+        return None
+    ins = tuple(operand_dtype(a, weak) for a in args)
+    if any(t is None for t in ins):
+        return None
+    extra: dict[str, Any] = {}
+    if node.kwargs.get("dtype") is not None:
+        extra["signature"] = (None,) * ufunc.nin + (np.dtype(node.kwargs["dtype"]),)
+    try:
+        loop = ufunc.resolve_dtypes(ins + (None,), **extra)
+    except (TypeError, ValueError):
+        return None
+    if not all(kernel_dtype(d) for d in loop):
+        return None
+    in_dts, out_dt = tuple(loop[:-1]), loop[-1]
+    name = ufunc.__name__
+    kind = in_dts[0].kind
+    if name in _NUMPY_ONLY and (not _NUMPY_ONLY[name] or kind in _NUMPY_ONLY[name]):
+        return None
+    override = _ufunc_override(name, in_dts, out_dt, node)
+    if override is False:
+        return None
+    if override is not None:
+        return override
+    template = REGISTRY[node.target].scalar or f"np.{name}(" + ", ".join(
+        f"{{{i}}}" for i in range(ufunc.nin)) + ")"
+    return ScalarRule(in_dts, template, out_dt)
+
+
+def _ufunc_override(name: str, ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None | bool:
+    """Rules where numba's own scalar ufunc differs from NumPy. False: NumPy only."""
+    kind = ins[0].kind
+    dt = ins[0].name
+    if name in ("floor_divide", "remainder", "fmod") and kind in "iu":
+        base = {"floor_divide": "floordiv", "remainder": "remainder", "fmod": "fmod"}[name]
+        key = f"{base}_{'int' if kind == 'i' else 'uint'}:{dt}"
+        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
+    if name == "floor_divide" and kind == "f":
+        key = f"floordiv_float:{dt}"
+        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
+    if name in ("left_shift", "right_shift") and kind in "iu":
+        base = "lshift" if name == "left_shift" else ("rshift_int" if kind == "i" else "rshift_uint")
+        key = f"{base}:{dt}"
+        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
+    if name == "power" and kind in "iu":
+        exponent = node.args[1]
+        if isinstance(exponent, Node) or not (isinstance(exponent, (int, np.integer))
+                                                and not isinstance(exponent, bool) and exponent >= 0):
+            return False  # NumPy raises on negative integer powers: left to NumPy
+        key = f"power_int:{dt}"
+        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
+    if name == "sign" and kind == "u":
+        return ScalarRule(ins, f"{type_name(out)}({{0}} != 0)", out)
+    if name == "sign" and kind == "b":
+        return False
+    return None
+
+
+def _operands_to(node: Node, indices: tuple[int, ...], dtype: np.dtype) -> bool:
+    return all(_scalar_operand(node.args[i]) for i in indices)
+
+
+def _lower_where(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    if len(node.args) != 3 or not _operands_to(node, (0, 1, 2), node.meta.dtype):
+        return None
+    out = np.dtype(node.meta.dtype)
+    return ScalarRule((np.dtype(bool), out, out), "({1} if {0} else {2})", out)
+
+
+def _lower_clip(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    if len(node.args) != 3 or set(node.kwargs) - set():
+        return None
+    out = np.dtype(node.meta.dtype)
+    a, lo, hi = node.args
+    used = tuple(i for i, v in enumerate(node.args) if v is not None)
+    if not _operands_to(node, used, out) or 0 not in used:
+        return None
+    if out.kind == "c":
+        return None
+    expr = "{0}"
+    if lo is not None:
+        expr = f"np.maximum({expr}, {{1}})"
+    if hi is not None:
+        expr = f"np.minimum({expr}, {{2}})"
+    dts = tuple(out if v is not None else None for v in node.args)
+    return ScalarRule(dts, expr, out, operands=used)
+
+
+def _lower_round(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    decimals = node.kwargs.get("decimals", 0)
+    if set(node.kwargs) - {"decimals"} or not isinstance(decimals, (int, np.integer)):
+        return None
+    if len(node.args) != 1 or not _scalar_operand(node.args[0]):
+        return None
+    out = np.dtype(node.meta.dtype)
+    src = operand_dtype(node.args[0], weak)
+    if not isinstance(src, np.dtype) or src != out:
+        return None
+    if out.kind in "iu":
+        return ScalarRule((out,), "{0}", out) if decimals >= 0 else None
+    if out.kind != "f":
+        return None
+    if decimals == 0:
+        return ScalarRule((out,), "np.rint({0})", out)
+    factor = constant(10.0 ** abs(int(decimals)), out)
+    if decimals > 0:
+        return ScalarRule((out,), f"np.divide(np.rint(np.multiply({{0}}, {factor})), {factor})", out)
+    return ScalarRule((out,), f"np.multiply(np.rint(np.divide({{0}}, {factor})), {factor})", out)
+
+
+def _lower_cast(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    """astype / copy: the value itself, cast to the node's dtype."""
+    if not node.args or not _scalar_operand(node.args[0]):
+        return None
+    if node.target == "astype" and node.kwargs.get("copy", True) is False:
+        return None  # may return its input itself: NumPy decides
+    if node.target == "copy" and node.kwargs.get("order", "K") not in ("K", "C", "F"):
+        return None
+    return ScalarRule((None,), "{0}", None, operands=(0,))
+
+
+_SPECIAL = {"where": _lower_where, "clip": _lower_clip, "round": _lower_round,
+            "astype": _lower_cast, "copy": _lower_cast}
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReductionRule:
+    """A reduction node's accumulator: dtypes, init value, combine/finalize templates.
+
+    Templates use ``{acc}``, ``{v}`` (the element, already cast to ``acc_dtype``), ``{n}`` (the
+    element count), ``{mean}`` (two-pass reductions, second sweep) and ``{ddof}``.
+    """
+
+    name: str
+    input_dtype: np.dtype
+    acc_dtype: np.dtype
+    result_dtype: np.dtype
+    init: str
+    combine: str
+    finalize: str
+    arg: bool = False
+    two_pass: bool = False
+    needs_elements: bool = False  # empty reductions raise (no identity)
+    helpers: tuple[str, ...] = ()
+    ddof: Any = 0
+
+
+_NO_IDENTITY = {"max": "zero-size array to reduction operation maximum which has no identity",
+                "min": "zero-size array to reduction operation minimum which has no identity",
+                "argmax": "attempt to get argmax of an empty sequence",
+                "argmin": "attempt to get argmin of an empty sequence"}
+
+
+def empty_message(name: str) -> str:
+    return _NO_IDENTITY[name]
+
+
+def _accumulator(rule: str, src: np.dtype, result: np.dtype) -> np.dtype | None:
+    if rule == "wide":  # float sums accumulate in float64 (NumPy: pairwise in the input's float)
+        if result.kind == "f":
+            return np.dtype(np.float64)
+        return result if result.kind in "iub" else None
+    if rule == "input":
+        return src
+    if rule == "result":
+        return result
+    if rule == "bool":
+        return np.dtype(bool)
+    if rule == "float64":
+        return np.dtype(np.float64) if result.kind == "f" else None
+    return None
+
+
+def lower_reduction(node: Node) -> ReductionRule | None:
+    """The accumulator rule of a reduction node, or None when it must run with NumPy."""
+    op = REGISTRY[node.target]
+    spec = op.reduction
+    if spec is None or node.meta is None or not node.args or not isinstance(node.args[0], Node):
+        return None
+    source = node.args[0]
+    if source.meta is None or "out" in node.kwargs:
+        return None
+    if any(isinstance(v, Node) for v in node.kwargs.values()):
+        return None
+    src, result = np.dtype(source.meta.dtype), np.dtype(node.meta.dtype)
+    if not (kernel_dtype(src) and kernel_dtype(result)):
+        return None
+    acc = _accumulator(spec.accumulate, src, result)
+    if acc is None or not kernel_dtype(acc):
+        return None
+    ddof = node.kwargs.get("ddof", 0)
+    if not isinstance(ddof, (int, float, np.integer, np.floating)) or isinstance(ddof, bool):
+        return None
+    init = _init_value(spec.init, acc if not spec.arg else src)
+    if init is None:
+        return None
+    return ReductionRule(node.target, src, acc, result, init, spec.combine, spec.finalize,
+                         arg=spec.arg, two_pass=spec.two_pass,
+                         needs_elements=node.target in _NO_IDENTITY,
+                         helpers=tuple(h for h in ("max_nan", "min_nan") if h in spec.combine),
+                         ddof=ddof)
+
+
+def _init_value(init: str, dtype: np.dtype) -> str | None:
+    if init == "lowest":
+        return constant(lowest(dtype), dtype)
+    if init == "highest":
+        return constant(highest(dtype), dtype)
+    try:
+        value = {"0": 0, "1": 1, "False": False, "True": True}[init]
+    except KeyError:
+        return None
+    return constant(value, dtype)

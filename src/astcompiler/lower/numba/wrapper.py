@@ -1,0 +1,326 @@
+"""The wrapper (``output_code``): generated Python that runs a plan's steps.
+
+It takes the graph's placeholders, allocates kernel outputs with ``np.empty`` (NumPy's
+allocator: huge pages for big arrays, no page faults inside the kernel's hot loop), calls the
+kernels (the ``prange`` twin when the iteration space has at least
+``config.parallel_threshold`` elements), and evaluates views, extern, creation and mutation
+nodes with their NumPy reference implementations. Objects that have no literal form are bound
+through ``make_forward``'s parameters.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from ...graph import Node
+from ...ops import REGISTRY
+from .cpu import KernelCode, Namer
+from .plan import KernelPlan, KernelStep, NodeStep, Plan, ReductionRule
+
+_WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward"}
+
+
+class WrapperWriter:
+    """Builds the wrapper module source for a plan."""
+
+    def __init__(self, plan: Plan, codes: dict[int, KernelCode], modules: dict[int, str],
+                 threshold: int, name: str = "forward"):
+        self.plan = plan
+        self.codes = codes
+        self.modules = modules
+        self.threshold = threshold
+        self.fn_name = name
+        reserved = set(_WRAPPER_RESERVED)
+        for code in codes.values():
+            reserved.add(code.name)
+            if code.parallel_name:
+                reserved.add(code.parallel_name)
+        self.ops: dict[str, str] = {}
+        for step in plan.steps:
+            if isinstance(step, NodeStep) and step.node.target not in ("getitem", "setitem"):
+                self.ops[step.node.target] = f"op_{step.node.target}"
+            elif isinstance(step, KernelStep) and step.kernel.store_into is not None \
+                    and step.kernel.store_into.target == "copy_":
+                self.ops["copy_"] = "op_copy_"
+        reserved |= set(self.ops.values())
+        self.names = Namer(reserved)
+        self.var: dict[Node, str] = {}
+        self.consts: list[Any] = []
+        self.const_names: list[str] = []
+        self.lines: list[str] = []
+        for node in plan.graph.placeholders:
+            self.var[node] = self.names(node.name)
+
+    # -- values ---------------------------------------------------------------------------
+
+    def const(self, value: Any) -> str:
+        for i, known in enumerate(self.consts):
+            if known is value:
+                return self.const_names[i]
+        name = self.names(f"const_{len(self.consts)}")
+        self.consts.append(value)
+        self.const_names.append(name)
+        return name
+
+    def value(self, value: Any) -> str:
+        """Source for a node argument."""
+        if isinstance(value, Node):
+            return self.var[value]
+        if value is None or value is Ellipsis or isinstance(value, bool):
+            return "..." if value is Ellipsis else repr(value)
+        if type(value) is int and -256 <= value <= 256:
+            return repr(value)
+        if type(value) is str:
+            return repr(value)
+        if isinstance(value, tuple):
+            inner = ", ".join(self.value(v) for v in value)
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        if isinstance(value, slice):
+            return f"slice({self.value(value.start)}, {self.value(value.stop)}, {self.value(value.step)})"
+        if isinstance(value, np.dtype):
+            return f"np.dtype({value.str!r})" if value.isbuiltin else self.const(value)
+        return self.const(value)
+
+    def index(self, index: Any) -> str:
+        """Subscript source (``1:, None``) for an indexing argument."""
+        items = index if isinstance(index, tuple) else (index,)
+        parts = []
+        for item in items:
+            if isinstance(item, slice) and all(
+                    p is None or (type(p) is int) or isinstance(p, Node)
+                    for p in (item.start, item.stop, item.step)):
+                text = ":".join("" if p is None else self.value(p) for p in (item.start, item.stop))
+                if item.step is not None:
+                    text += ":" + self.value(item.step)
+                parts.append(text)
+            else:
+                parts.append(self.value(item))
+        if not isinstance(index, tuple):
+            return parts[0]
+        if len(parts) == 1:
+            return parts[0] + ","
+        return ", ".join(parts) if parts else "()"
+
+    def emit(self, text: str, origin: str | None = None, depth: int = 2) -> None:
+        suffix = f"  # {origin}" if origin else ""
+        self.lines.append("    " * depth + text + suffix)
+
+    # -- steps ----------------------------------------------------------------------------
+
+    def node_step(self, node: Node) -> None:
+        if node.op == "region":
+            raise AssertionError("regions run with the eager interpreter")
+        if node.target == "getitem" and len(node.args) == 2 and not node.kwargs:
+            self.var[node] = self.names(node.name)
+            self.emit(f"{self.var[node]} = {self.value(node.args[0])}[{self.index(node.args[1])}]",
+                      node.origin)
+            return
+        if node.target == "setitem" and len(node.args) == 3 and not node.kwargs:
+            dst, index, value = node.args
+            self.emit(f"{self.value(dst)}[{self.index(index)}] = {self.value(value)}", node.origin)
+            return
+        args = [self.value(a) for a in node.args]
+        args += [f"{k}={self.value(v)}" for k, v in node.kwargs.items()]
+        call = f"{self.ops[node.target]}({', '.join(args)})"
+        if node.meta is None and REGISTRY[node.target].kind == "mutation":
+            self.emit(call, node.origin)
+            return
+        self.var[node] = self.names(node.name)
+        self.emit(f"{self.var[node]} = {call}", node.origin)
+
+    def kernel_step(self, kernel: KernelPlan) -> None:
+        code = self.codes[kernel.index]
+        origin = _origins(kernel)
+        for node in code.buffers + code.returns:
+            self.var[node] = self.names(node.name)
+        dims = [self.dim_expr(kernel, d) for d in range(len(kernel.shape))]
+        for node in code.buffers:
+            if node is not kernel.stored:
+                self.allocate(kernel, node, dims, self.var[node], node.origin)
+        if kernel.store_into is not None:
+            self.fused_store(kernel, code, dims, origin)
+        else:
+            self.call(kernel, code, dims, origin, 2)
+        for node in code.returns:
+            name = self.var[node]
+            self.emit(f"{name} = {_scalar_type(node.meta.dtype)}({name})")
+
+    def allocate(self, kernel: KernelPlan, node: Node, dims: list[str], name: str,
+                 origin: str | None, depth: int = 2) -> None:
+        shape = self.shape_expr(kernel, node, dims)
+        order = ', order="F"' if node.target == "copy" and node.kwargs.get("order") == "F" else ""
+        self.emit(f"{name} = np.empty({shape}, {_dtype_expr(node.meta.dtype)}{order})", origin, depth)
+
+    def call(self, kernel: KernelPlan, code: KernelCode, dims: list[str], origin: str | None,
+             depth: int, stored_as: str | None = None) -> None:
+        args = [self.var[n] for n in code.inputs]
+        args += [stored_as if (n is kernel.stored and stored_as) else self.var[n]
+                 for n in code.buffers]
+        arglist = ", ".join(args)
+        target = ", ".join(self.var[n] for n in code.returns)
+        assign = f"{target} = " if target else ""
+        if code.parallel_name is None:
+            self.emit(f"{assign}{code.name}({arglist})", origin, depth)
+            return
+        self.emit(f"if {self.size_expr(kernel, code, dims, stored_as)} >= {self.threshold}:",
+                  None, depth)
+        self.emit(f"{assign}{code.parallel_name}({arglist})", origin, depth + 1)
+        self.emit("else:", None, depth)
+        self.emit(f"{assign}{code.name}({arglist})", origin, depth + 1)
+
+    def fused_store(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
+                    origin: str | None) -> None:
+        mutation = kernel.store_into
+        dst = mutation.args[0]
+        view = self.names(f"view_{kernel.stored.name}")
+        if mutation.target == "setitem":
+            self.emit(f"{view} = {self.value(dst)}[{self.index(mutation.args[1])}]", mutation.origin)
+        else:
+            self.emit(f"{view} = {self.value(dst)}", mutation.origin)
+        checks = [f"{view}.flags.writeable"]
+        for node in code.inputs:
+            if self.may_overlap(kernel, node, dst, mutation):
+                checks.append(f"not np.may_share_memory({view}, {self.var[node]})")
+        self.emit(f"if {' and '.join(checks)}:")
+        self.call(kernel, code, dims, origin, 3, stored_as=view)
+        self.emit("else:")
+        temp = self.names(f"tmp_{kernel.stored.name}")
+        self.allocate(kernel, kernel.stored, dims, temp, None, 3)
+        self.call(kernel, code, dims, origin, 3, stored_as=temp)
+        if mutation.target == "setitem":
+            self.emit(f"{self.value(dst)}[{self.index(mutation.args[1])}] = {temp}",
+                      mutation.origin, 3)
+        else:
+            self.emit(f"{self.ops['copy_']}({self.value(dst)}, {temp})", mutation.origin, 3)
+
+    def may_overlap(self, kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
+        """Could input ``node`` share memory with the mutation's destination at run time?"""
+        if node.meta is None or node.meta.shape == () or node.meta.scalar:
+            return False
+        mine, theirs = self.plan.roots.get(node, frozenset()), self.plan.roots.get(dst, frozenset())
+        placeholders = any(r.op == "placeholder" for r in mine) and any(
+            r.op == "placeholder" for r in theirs)
+        if not (mine & theirs) and not placeholders:
+            return False
+        return not _same_view(kernel, node, dst, mutation)
+
+    # -- shapes ---------------------------------------------------------------------------
+
+    def dim_expr(self, kernel: KernelPlan, d: int) -> str:
+        source = kernel.dims[d]
+        if isinstance(source, tuple):
+            node, axis = source
+            return f"{self.var[node]}.shape[{axis}]"
+        return str(int(source))
+
+    def shape_expr(self, kernel: KernelPlan, node: Node, dims: list[str]) -> str:
+        shape = tuple(node.meta.shape)
+        for value in kernel.inputs:
+            if value.meta.shape == shape and shape == kernel.shape and value.meta.shape != ():
+                return f"{self.var[value]}.shape"
+        parts = []
+        for j, size in enumerate(shape):
+            d = _output_dim(kernel, node, j)
+            parts.append("1" if size == 1 or d is None else dims[d])
+        return f"({', '.join(parts)},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+    def size_expr(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
+                  stored_as: str | None) -> str:
+        for node in code.buffers:
+            if tuple(node.meta.shape) == kernel.shape:
+                return f"{stored_as if node is kernel.stored and stored_as else self.var[node]}.size"
+        for node in code.inputs:
+            if tuple(node.meta.shape) == kernel.shape:
+                return f"{self.var[node]}.size"
+        parts = [dims[d] for d in range(len(kernel.shape)) if kernel.shape[d] != 1]
+        return " * ".join(parts) if parts else "1"
+
+    # -- the module -----------------------------------------------------------------------
+
+    def build(self) -> str:
+        graph = self.plan.graph
+        for step in self.plan.steps:
+            if isinstance(step, KernelStep):
+                self.kernel_step(step.kernel)
+            else:
+                self.node_step(step.node)
+        outputs = graph.output_node.args[0]
+        values = [self.value(v) for v in outputs]
+        self.emit(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
+        return self.module_source()
+
+    def module_source(self) -> str:
+        params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
+        head = ['"""output_code: the wrapper that runs one graph (astcompiler numba backend).',
+                "", "Generated; every line names the source line it comes from.", '"""', "",
+                "import numpy as np", ""]
+        if self.ops:
+            head.insert(-1, "from astcompiler.ops import REGISTRY")
+        for index, code in sorted(self.codes.items()):
+            names = ", ".join(n for n in (code.name, code.parallel_name) if n)
+            head.append(f"from {self.modules[index]} import {names}")
+        if self.ops:
+            head.append("")
+            for target, name in self.ops.items():
+                head.append(f"{name} = REGISTRY.ops[{target!r}].impl")
+        consts = ", ".join(self.const_names)
+        body = ["", "", f"def make_forward({consts}):",
+                f'    """Bind {len(self.consts)} constant(s) of the graph; returns the forward function."""',
+                f"    def {self.fn_name}({params}):"]
+        return "\n".join(head + body + self.lines + [f"    return {self.fn_name}", ""])
+
+
+def _origins(kernel: KernelPlan) -> str | None:
+    seen: list[str] = []
+    for node in kernel.nodes:
+        if node.origin and node.origin not in seen:
+            seen.append(node.origin)
+    return ", ".join(seen) if seen else None
+
+
+def _output_dim(kernel: KernelPlan, node: Node, j: int) -> int | None:
+    """Which dim of F the ``j``-th dim of an output buffer spans."""
+    ndim = len(kernel.shape)
+    if isinstance(kernel.rules[node], ReductionRule) and kernel.style == "columns":
+        kept = kernel.kept_axes
+        if len(node.meta.shape) == ndim:
+            return j
+        return kept[j] if j < len(kept) else None
+    return j if j < ndim else None
+
+
+def _same_view(kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
+    """The input is the destination view itself, read element for element (pointwise only)."""
+    if kernel.style != "pointwise" or tuple(node.meta.shape) != kernel.shape:
+        return False
+    whole = (Ellipsis, (Ellipsis,), slice(None))
+    if mutation.target == "copy_":
+        return node is dst
+    index = mutation.args[1]
+    if node is dst:
+        return any(_same_index(index, w) for w in whole)
+    return (node.op == "call" and node.target == "getitem" and len(node.args) == 2
+            and node.args[0] is dst and _same_index(node.args[1], index))
+
+
+def _same_index(a: Any, b: Any) -> bool:
+    if isinstance(a, Node) or isinstance(b, Node):
+        return a is b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_index(x, y) for x, y in zip(a, b))
+    if isinstance(a, slice) and isinstance(b, slice):
+        return all(_same_index(x, y) for x, y in ((a.start, b.start), (a.stop, b.stop),
+                                                  (a.step, b.step)))
+    return type(a) is type(b) and a == b
+
+
+def _dtype_expr(dtype: Any) -> str:
+    dt = np.dtype(dtype)
+    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
+
+
+def _scalar_type(dtype: Any) -> str:
+    return _dtype_expr(dtype)
