@@ -22,7 +22,7 @@ def scaled(x):
 
 def test_hits_reuse_the_entry_and_shape_changes_recompile():
     counter = CompileCounter()
-    fn = ac.compile(lambda x: np.sin(x) + 1, backend=counter)
+    fn = ac.compile(lambda x: np.sin(x) + 1, backend=counter, dynamic=False)
     for n in (8, 8, 9, 9, 8):
         fn(np.ones(n))
     assert counter.frame_count == 2 and len(fn.entries) == 2
@@ -94,7 +94,7 @@ def test_default_arguments_are_guarded_as_values():
 
 def test_recompile_limit_warns_once_then_runs_eagerly():
     counter = CompileCounter()
-    fn = ac.compile(lambda x: x * 2, backend=counter)
+    fn = ac.compile(lambda x: x * 2, backend=counter, dynamic=False)
     with ac.config.patch(recompile_limit=2):
         fn(np.ones(1))
         fn(np.ones(2))

@@ -19,6 +19,7 @@ from .lifting import GuardedDict, GuardedList, ObjectProxy, lift
 from .proxy import ArrayProxy
 from .runtime import Runtime, signature_of
 from .sources import Source, local_source
+from .symbolic import SymBool, SymInt
 from .tracer import Tracer, compiling_scope
 
 # How the return value is rebuilt: ("out", i) | ("const", v) | ("tuple"|"list", [..]) | ("dict", keys, [..])
@@ -47,11 +48,16 @@ def is_pure(node: Node) -> bool:
 
 
 class _Outputs:
-    def __init__(self) -> None:
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
         self.nodes: list[Node] = []
         self._index: dict[Node, int] = {}
 
     def spec(self, value: Any) -> OutputSpec:
+        if isinstance(value, SymInt):  # a dynamic size returned to Python: read at run time
+            value = self.tracer.sym_value(value.expr)
+        elif isinstance(value, SymBool):
+            value = bool(value)
         if isinstance(value, ArrayProxy):
             index = self._index.get(value.node)
             if index is None:
@@ -91,7 +97,7 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
         bound.arguments.update(lifted)
         with compiling_scope():
             result = runtime.run_function(fn, bound.args, bound.kwargs)
-        outputs = _Outputs()
+        outputs = _Outputs(tracer)
         spec = outputs.spec(result)
     except Exception as error:
         # the guards recorded so far decide when the same outcome (e.g. a break) repeats

@@ -61,10 +61,12 @@ class ShapeEnv:
                 raise GraphBreak(f"{why} depends on a size known only at run time ({symbol}: "
                                  "from a boolean mask or nonzero()); keep it in NumPy")
             if info.unbacked:
+                strict = (" With strict=True it must never be specialized."
+                          if info.strict else "")
                 raise DataDependentError(
                     f"{why} needs the value of {info.source}, which is marked unbacked "
-                    "(mark_unbacked): there is no hint to decide with. Avoid branching on it, "
-                    "or use mark_dynamic instead")
+                    "(mark_unbacked): there is no hint to decide with, and deciding would have "
+                    f"specialized it.{strict} Avoid branching on it, or use mark_dynamic instead")
             subs[symbol] = info.hint
         return subs
 
@@ -111,5 +113,5 @@ class ShapeEnv:
                     "change the code so it does not depend on the exact size.")
 
     def range_guards(self) -> list[tuple[SymbolInfo, int, int | None]]:
-        return [(info, info.min, info.max) for info in self.symbols.values() if not info.unbacked
-                and info.hint is not None and info.marker != "data"]
+        return [(info, info.min, info.max) for info in self.symbols.values()
+                if info.hint is not None and info.marker != "data"]
