@@ -16,6 +16,7 @@ from .capture.dynamic import MARKERS, DimMarker
 from .exc import ForbiddenInCompiledCode, GraphBreak
 from .lower import check_backend, list_backends, register_backend
 from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show
+from .run.stance import set_stance
 from .run.compiled import validate_function
 
 __version__ = "0.1.0"
@@ -113,10 +114,10 @@ def _forbidden_handler(name: str) -> Any:
 
 HANDLERS[graph_break] = _graph_break_handler
 HANDLERS[is_compiling] = _is_compiling_handler
-for _fn in (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static):
+for _fn in (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static, set_stance):
     HANDLERS[_fn] = _forbidden_handler(_fn.__name__)
 
 __all__ = ["compile", "graph_break", "disable", "reset", "mark_dynamic", "maybe_mark_dynamic",
-           "mark_unbacked", "mark_static", "is_compiling", "config", "explain",
+           "mark_unbacked", "mark_static", "set_stance", "is_compiling", "config", "explain",
            "show", "exc", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
            "register_backend"]

@@ -90,20 +90,24 @@ def _impl(fn):
     return impl
 
 
-_SUM = ReductionDef(init="0", combine="{acc} + {v}", accumulate="wide")
+_ADD = "{a} + {b}"
+_SUM = ReductionDef(init="0", combine="{acc} + {v}", merge=_ADD, accumulate="wide")
 _PROD = ReductionDef(init="1", combine="{acc} * {v}")
-_MEAN = ReductionDef(init="0", combine="{acc} + {v}", finalize="{acc} / {n}", accumulate="float64")
-_MAX = ReductionDef(init="lowest", combine="max_nan({acc}, {v})", accumulate="input")
-_MIN = ReductionDef(init="highest", combine="min_nan({acc}, {v})", accumulate="input")
-_ANY = ReductionDef(init="False", combine="({acc} or {v})", accumulate="bool")
-_ALL = ReductionDef(init="True", combine="({acc} and {v})", accumulate="bool")
+_MEAN = ReductionDef(init="0", combine="{acc} + {v}", finalize="{acc} / {n}", merge=_ADD,
+                     accumulate="float64")
+_MAX = ReductionDef(init="lowest", combine="({v} if {v} > {acc} else {acc})",
+                    merge="({b} if {b} > {a} else {a})", propagate_nan=True, accumulate="input")
+_MIN = ReductionDef(init="highest", combine="({v} if {v} < {acc} else {acc})",
+                    merge="({b} if {b} < {a} else {a})", propagate_nan=True, accumulate="input")
+_ANY = ReductionDef(init="False", combine="({acc} | {v})", merge="({a} | {b})", accumulate="bool")
+_ALL = ReductionDef(init="True", combine="({acc} & {v})", merge="({a} & {b})", accumulate="bool")
 _ARGMAX = ReductionDef(init="lowest", combine="{v} > {acc}", arg=True, accumulate="input")
 _ARGMIN = ReductionDef(init="highest", combine="{v} < {acc}", arg=True, accumulate="input")
-_VAR = ReductionDef(init="0", combine="{acc} + ({v} - {mean}) * ({v} - {mean})",
-                    finalize="{acc} / max({n} - {ddof}, 0)", accumulate="float64", two_pass=True)
-_STD = ReductionDef(init="0", combine="{acc} + ({v} - {mean}) * ({v} - {mean})",
-                    finalize="np.sqrt({acc} / max({n} - {ddof}, 0))", accumulate="float64",
-                    two_pass=True)
+_SPREAD = "{acc} + ({v} - {mean}) * ({v} - {mean})"
+_VAR = ReductionDef(init="0", combine=_SPREAD, finalize="{acc} / max({n} - {ddof}, 0)",
+                    merge=_ADD, accumulate="float64", two_pass=True)
+_STD = ReductionDef(init="0", combine=_SPREAD, finalize="np.sqrt({acc} / max({n} - {ddof}, 0))",
+                    merge=_ADD, accumulate="float64", two_pass=True)
 
 register("sum", _impl(np.sum), kind="reduction", reduction=_SUM,
          normalize=_reduction_normalizer("sum", with_dtype=True), aliases=(np.sum,),

@@ -32,11 +32,14 @@ class ReductionDef:
 
     Templates are numba scalar source with ``{acc}``, ``{v}`` (the element, cast to the
     accumulator dtype), ``{n}`` (element count), ``{mean}`` (two-pass reductions: the mean
-    from the first sweep) and ``{ddof}`` placeholders; ``max_nan``/``min_nan`` are helpers the
-    backend provides (NaN-propagating like NumPy).
+    from the first sweep) and ``{ddof}`` placeholders.
 
     * ``init``: ``"0"``, ``"1"``, ``"False"``, ``"True"``, ``"lowest"`` / ``"highest"`` (the
       accumulator dtype's smallest / largest value, -inf / inf for floats).
+    * ``merge``: combines two partial accumulators ``{a}``, ``{b}`` (unrolled lanes, parallel
+      chunks, GPU threads); None keeps the reduction in element order.
+    * ``propagate_nan``: for float inputs any NaN element makes the result NaN (max, min); a
+      backend tracks that in a flag, so ``combine`` itself need not test for NaN.
     * ``arg``: argmax/argmin; ``combine`` is the comparison ``"{v} > {acc}"`` under which an
       element replaces the best so far (first occurrence wins, NaN wins like NumPy).
     * ``accumulate``: the accumulator dtype: ``"result"`` (the result's dtype), ``"input"``,
@@ -48,6 +51,8 @@ class ReductionDef:
     init: str
     combine: str
     finalize: str = "{acc}"
+    merge: str | None = None
+    propagate_nan: bool = False
     arg: bool = False
     accumulate: str = "result"
     two_pass: bool = False

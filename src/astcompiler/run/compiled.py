@@ -15,6 +15,8 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import config
+from ..exc import FailOnRecompileLimitHit, RecompileError
+from .stance import DEFAULT, Stance, current_stance
 from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
 
@@ -55,6 +57,8 @@ class CompiledFunction:
         self._warned_no_source = False
         self._last_failure: list[str] = []
         self._automatic: dict[str, set[int]] = {}  # sources whose sizes changed: made dynamic
+        self._first_call: dict[str, Any] | None = None  # eager_then_compile's first inputs
+        self._distinguishing: tuple | None = None
         functools.update_wrapper(self, fn)
         with _ALL_LOCK:
             _ALL.add(self)
@@ -87,6 +91,9 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.disabled:
             return self._orig_fn(*args, **kwargs)
+        stance = current_stance()
+        if stance is not DEFAULT:
+            return self._call_with_stance(stance, args, kwargs)
         for entry in self._entries:
             try:
                 hit = entry.guard.check(*args, **kwargs)
@@ -96,7 +103,83 @@ class CompiledFunction:
                 return entry.run(*args, **kwargs)
         return self._miss(args, kwargs)
 
-    def _miss(self, args: tuple, kwargs: dict) -> Any:
+    def _hit(self, args: tuple, kwargs: dict) -> CacheEntry | None:
+        for entry in self._entries:
+            if _safe_check(entry, args, kwargs):
+                return entry
+        return None
+
+    def _call_with_stance(self, stance: Stance, args: tuple, kwargs: dict) -> Any:
+        name = stance.stance
+        if name == "force_eager":
+            return self._orig_fn(*args, **kwargs)
+        if stance.skip_guard_eval_unsafe:
+            return self._unsafe_dispatch(args, kwargs)
+        entry = self._hit(args, kwargs)
+        if entry is not None:
+            return entry.run(*args, **kwargs)
+        if name == "eager_on_recompile":
+            return self._orig_fn(*args, **kwargs)
+        if name == "fail_on_recompile" and self._entries:
+            reasons = "\n".join(f"  - entry {i}: {'; '.join(e.guard.failures(args, kwargs))}"
+                                for i, e in enumerate(self._entries))
+            raise RuntimeError(f"Detected recompile of {self.title} while the stance is "
+                               f"'fail_on_recompile'. Guard failures:\n{reasons}")
+        if name in ("eager_then_compile", "aot_eager_then_compile") and not self._entries:
+            if self._first_call is None:
+                self._first_call = _input_sizes(self._orig_fn, args, kwargs)
+                if name == "aot_eager_then_compile":
+                    return self._run_once_with("aot_eager", args, kwargs)
+                return self._orig_fn(*args, **kwargs)
+            for source, dims in _changed(self._first_call, _input_sizes(self._orig_fn, args, kwargs)).items():
+                self._automatic.setdefault(source, set()).update(dims)
+        return self._miss(args, kwargs, backend=stance.force_backend)
+
+    def _run_once_with(self, backend: str, args: tuple, kwargs: dict) -> Any:
+        probe = CompiledFunction(self._orig_fn, backend=backend, fullgraph=self.fullgraph)
+        with _ALL_LOCK:
+            _ALL.discard(probe)
+        return probe._miss(args, kwargs)
+
+    def _unsafe_dispatch(self, args: tuple, kwargs: dict) -> Any:
+        """Check only the guards that tell the existing entries apart (unsafe: inputs outside
+        every entry's assumptions are not detected)."""
+        entries = self._entries
+        if len(entries) == 1:
+            return entries[0].run(*args, **kwargs)
+        for entry, check in self._distinguishing_checks():
+            try:
+                if check(*args, **kwargs):
+                    return entry.run(*args, **kwargs)
+            except Exception:  # noqa: BLE001
+                continue
+        raise RuntimeError(f"{self.title}: no cache entry matches these inputs and "
+                           "skip_guard_eval_unsafe=True forbids compiling a new one; leave "
+                           "skip_guard_eval_unsafe for calls whose inputs were seen before")
+
+    def _distinguishing_checks(self) -> list[tuple[CacheEntry, Callable[..., bool]]]:
+        cached = self._distinguishing
+        if cached is not None and cached[0] is self._entries:
+            return cached[1]
+        from ..guards import build_guard
+        from ..capture.guard_facts import GuardSet
+        from ..capture.runtime import signature_of
+        keys = [{(f.kind, f.source.expr, repr(f.value)) for f in e.guard.facts} for e in self._entries]
+        common = set.intersection(*keys) if keys else set()
+        checks = []
+        for entry in self._entries:
+            subset = GuardSet()
+            for fact in entry.guard.facts:
+                if (fact.kind, fact.source.expr, repr(fact.value)) not in common:
+                    subset.add(fact.kind, fact.source, fact.value, fact.extra)
+            guard = build_guard(subset, signature_of(self._orig_fn), self._orig_fn,
+                                entry.guard.namespace, title=self.title + " (distinguishing)",
+                                cache_dir=config.cache_dir)
+            checks.append((entry, guard.check))
+        self._distinguishing = (self._entries, checks)
+        return checks
+
+    def _miss(self, args: tuple, kwargs: dict, backend: Any = None) -> Any:
         from ..capture.runtime import signature_of
         try:
             signature_of(self._orig_fn).bind(*args, **kwargs)
@@ -107,7 +190,7 @@ class CompiledFunction:
                 if _safe_check(entry, args, kwargs):
                     break
             else:
-                entry = self._compile_new(args, kwargs)
+                entry = self._compile_new(args, kwargs, backend)
                 if entry is None:
                     return self._orig_fn(*args, **kwargs)
         return entry.run(*args, **kwargs)
@@ -119,11 +202,18 @@ class CompiledFunction:
                 reasons.append(f"{index}/{index}: {reason}")
         return reasons
 
-    def _compile_new(self, args: tuple, kwargs: dict) -> CacheEntry | None:
+    def _compile_new(self, args: tuple, kwargs: dict, backend: Any = None) -> CacheEntry | None:
         if self._entries:
             reasons = self._failures(args, kwargs)
             self._last_failure = reasons
+            if config.error_on_recompile:
+                raise RecompileError(f"recompiling {self.title} (config.error_on_recompile): "
+                                     + "; ".join(reasons))
             if len(self._entries) >= config.recompile_limit:
+                if config.fail_on_recompile_limit_hit:
+                    raise FailOnRecompileLimitHit(
+                        f"{self.title} hit config.recompile_limit ({config.recompile_limit}); "
+                        f"last guard failure: {reasons[-1] if reasons else 'unknown'}")
                 self._warn_limit(reasons)
                 return None
             for entry in self._entries:
@@ -135,10 +225,11 @@ class CompiledFunction:
                 "\n".join(f"    - {r}" for r in reasons))
         if self._backend is None:
             self._backend = lookup_backend(self._backend_spec)
+        chosen = lookup_backend(backend) if backend is not None else self._backend
         from ..capture.dynamic import DynamicPolicy
         from .entry import build_entry
         policy = DynamicPolicy.from_config(config, self.dynamic, self._automatic)
-        entry = build_entry(self._orig_fn, args, kwargs, self._backend,
+        entry = build_entry(self._orig_fn, args, kwargs, chosen,
                             fullgraph=self.fullgraph, title=self.title, policy=policy)
         self._entries = self._entries + (entry,)
         return entry
@@ -153,6 +244,33 @@ class CompiledFunction:
             f"config.recompile_limit ({config.recompile_limit}); last guard failure: {last}. "
             "New inputs run eagerly from now on; existing entries keep serving matching calls.",
             RuntimeWarning, stacklevel=4)
+
+
+def _input_sizes(fn: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Source name -> shape (arrays) or value (ints) of the arguments, for eager_then_compile."""
+    from ..capture.runtime import signature_of
+    bound = signature_of(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    sizes: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        if type(value).__name__ == "ndarray":
+            sizes[f"L[{name!r}]"] = tuple(value.shape)
+        elif type(value) is int:
+            sizes[f"L[{name!r}]"] = value
+    return sizes
+
+
+def _changed(first: dict[str, Any], second: dict[str, Any]) -> dict[str, set[int]]:
+    changed: dict[str, set[int]] = {}
+    for source, before in first.items():
+        after = second.get(source)
+        if isinstance(before, tuple) and isinstance(after, tuple) and len(before) == len(after):
+            dims = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}
+            if dims:
+                changed[source] = dims
+        elif isinstance(before, int) and isinstance(after, int) and before != after:
+            changed[source] = {-1}
+    return changed
 
 
 def _safe_check(entry: CacheEntry, args: tuple, kwargs: dict) -> bool:

@@ -97,16 +97,6 @@ def highest(dtype: np.dtype) -> Any:
 # ``{T}`` is the numba scalar type (np.int32), ``{BITS}`` its width; names carry the dtype.
 
 _HELPERS: dict[str, str] = {
-    "max_nan": '''
-def max_nan(a, b):
-    """NumPy's maximum: NaN wins."""
-    return b if (b > a or b != b) else a
-''',
-    "min_nan": '''
-def min_nan(a, b):
-    """NumPy's minimum: NaN wins."""
-    return b if (b < a or b != b) else a
-''',
     "floordiv_int": '''
 def floordiv_{dt}(a, b):
     """NumPy's integer floor_divide: x // 0 == 0, MIN // -1 wraps."""
@@ -442,7 +432,9 @@ class ReductionRule:
     """A reduction node's accumulator: dtypes, init value, combine/finalize templates.
 
     Templates use ``{acc}``, ``{v}`` (the element, already cast to ``acc_dtype``), ``{n}`` (the
-    element count), ``{mean}`` (two-pass reductions, second sweep) and ``{ddof}``.
+    element count), ``{mean}`` (two-pass reductions, second sweep) and ``{ddof}``; ``merge``
+    (``{a}``, ``{b}``) combines partial accumulators, None when order matters. ``nan_flag``: the
+    input is float and any NaN makes the result NaN (tracked beside the accumulator).
     """
 
     name: str
@@ -452,6 +444,8 @@ class ReductionRule:
     init: str
     combine: str
     finalize: str
+    merge: str | None = None
+    nan_flag: bool = False
     arg: bool = False
     two_pass: bool = False
     needs_elements: bool = False  # empty reductions raise (no identity)
@@ -509,10 +503,10 @@ def lower_reduction(node: Node) -> ReductionRule | None:
     if init is None:
         return None
     return ReductionRule(node.target, src, acc, result, init, spec.combine, spec.finalize,
+                         merge=getattr(spec, "merge", None),
+                         nan_flag=bool(getattr(spec, "propagate_nan", False)) and src.kind == "f",
                          arg=spec.arg, two_pass=spec.two_pass,
-                         needs_elements=node.target in _NO_IDENTITY,
-                         helpers=tuple(h for h in ("max_nan", "min_nan") if h in spec.combine),
-                         ddof=ddof)
+                         needs_elements=node.target in _NO_IDENTITY, ddof=ddof)
 
 
 def _init_value(init: str, dtype: np.dtype) -> str | None:
