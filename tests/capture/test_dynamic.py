@@ -210,3 +210,31 @@ def test_dynamic_sources_environment_variable(tmp_path):
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "1", out.stderr
+
+
+def test_profile_guided_dynamism_across_processes(tmp_path):
+    script = tmp_path / "pgo_model.py"
+    script.write_text(
+        "import numpy as np, astcompiler as ac\n"
+        "from astcompiler.testing import CompileCounter\n"
+        "def f(x):\n"
+        "    return x * 2\n"
+        "c = CompileCounter()\n"
+        "g = ac.compile(f, backend=c)\n"
+        "import sys\n"
+        "for n in map(int, sys.argv[1:]): g(np.ones(n))\n"
+        "print(c.frame_count)\n")
+    env = {**os.environ, "ASTCOMPILER_JOB_ID": "job42",
+           "ASTCOMPILER_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*sizes):
+        out = subprocess.run([sys.executable, str(script), *map(str, sizes)], env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return int(out.stdout.strip())
+
+    assert run(3, 4, 5) == 2            # static first, then dynamic
+    assert run(6, 7, 8) == 1            # the profile makes it dynamic from the first compile
+    profiles = list((tmp_path / "cache" / "pgo" / "job42").iterdir())
+    assert len(profiles) == 1
+    assert "L['x']  # dims 0" in profiles[0].read_text()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import config
 from ..exc import FailOnRecompileLimitHit, RecompileError
+from . import pgo
 from .stance import DEFAULT, Stance, current_stance
 from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
@@ -225,6 +226,10 @@ class CompiledFunction:
                 "\n".join(f"    - {r}" for r in reasons))
         if self._backend is None:
             self._backend = lookup_backend(self._backend_spec)
+        pgo_on = pgo.enabled() and self.dynamic is None
+        if pgo_on and not self._entries:
+            for source, dims in pgo.load(self._orig_fn).items():
+                self._automatic.setdefault(source, set()).update(dims)
         chosen = lookup_backend(backend) if backend is not None else self._backend
         from ..capture.dynamic import DynamicPolicy
         from .entry import build_entry
@@ -232,6 +237,8 @@ class CompiledFunction:
         entry = build_entry(self._orig_fn, args, kwargs, chosen,
                             fullgraph=self.fullgraph, title=self.title, policy=policy)
         self._entries = self._entries + (entry,)
+        if pgo_on and self._automatic:
+            pgo.save(self._orig_fn, self._automatic)
         return entry
 
     def _warn_limit(self, reasons: list[str]) -> None:
