@@ -247,3 +247,20 @@ def test_containers_of_arrays_as_arguments(backend):
         a, b = pair
         return {"sum": a + b * table["w"], "n": len(pair) * scale}
     check_compiled(fn, (np.ones(3), np.arange(3.0)), {"w": np.full(3, 2.0)}, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_equal_values_that_are_later_mutated_stay_distinct(backend):
+    def fn(x):
+        y1 = x + 1
+        y2 = x + 1
+        y1[0] = 5
+        return y2, np.sort(x), np.sort(x)
+    result = check_compiled(fn, np.arange(4.0), backend=backend)(np.arange(4.0))
+    assert result[1] is not result[2]
+
+
+def test_two_lambdas_on_one_line_are_told_apart():
+    pair = (lambda x: x + 1, lambda x: x * 10)
+    np.testing.assert_array_equal(ac.compile(pair[1], backend="eager")(np.ones(2)), [10.0, 10.0])
+    np.testing.assert_array_equal(ac.compile(pair[0], backend="eager")(np.ones(2)), [2.0, 2.0])

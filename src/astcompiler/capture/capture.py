@@ -47,6 +47,11 @@ def is_pure(node: Node) -> bool:
     return op is not None and op.pure
 
 
+def is_view(node: Node) -> bool:
+    op = REGISTRY.ops.get(node.target)
+    return op is not None and op.kind == "view"
+
+
 class _Outputs:
     def __init__(self, tracer: Tracer) -> None:
         self.tracer = tracer
@@ -106,7 +111,7 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
         raise
     tracer.graph.output(tuple(outputs.nodes))
     add_size_guards(tracer)
-    eliminate_common_subexpressions(tracer.graph, has_side_effects, is_pure)
+    eliminate_common_subexpressions(tracer.graph, has_side_effects, is_pure, is_view)
     eliminate_dead_code(tracer.graph, has_side_effects)
     _drop_unused_placeholders(tracer)
     return Capture(graph=tracer.graph, guards=tracer.guards, output_spec=spec,

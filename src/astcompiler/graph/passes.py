@@ -42,12 +42,37 @@ def _key(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+def _storage_root(node: Node, is_view: Callable[[Node], bool]) -> Node:
+    while node.op == "call" and is_view(node) and node.args and isinstance(node.args[0], Node):
+        node = node.args[0]
+    return node
+
+
+def _protected(graph: Graph, has_side_effects: SideEffectPredicate,
+               is_view: Callable[[Node], bool]) -> set[Node]:
+    """Arrays that must stay distinct objects: storage some op writes to (merging two equal
+    values would let the write show through the other), and the graph's outputs."""
+    protected: set[Node] = set()
+    for node in graph.nodes:
+        if node.op == "call" and has_side_effects(node) and node.args \
+                and isinstance(node.args[0], Node):
+            protected.add(_storage_root(node.args[0], is_view))
+        elif node.op == "region":
+            protected.update(_storage_root(n, is_view) for n in node.all_input_nodes())
+        elif node.op == "output":
+            protected.update(n for n in node.all_input_nodes()
+                             if n.meta is None or not n.meta.scalar)
+    return protected
+
+
 def eliminate_common_subexpressions(graph: Graph, has_side_effects: SideEffectPredicate,
-                                    is_pure: Callable[[Node], bool]) -> int:
-    """Merge identical pure calls. A side-effecting node clears the table, since reads
-    after a mutation may see different data."""
+                                    is_pure: Callable[[Node], bool],
+                                    is_view: Callable[[Node], bool] = lambda n: False) -> int:
+    """Merge identical pure calls. A side-effecting node clears the table, since reads after a
+    mutation may see different data; arrays that are written to or returned are never merged."""
     seen: dict[Any, Node] = {}
     merged = 0
+    protected = _protected(graph, has_side_effects, is_view)
     for node in list(graph.nodes):
         if node.op != "call":
             if node.op == "region":
@@ -56,12 +81,14 @@ def eliminate_common_subexpressions(graph: Graph, has_side_effects: SideEffectPr
         if has_side_effects(node):
             seen.clear()
             continue
-        if not is_pure(node):
+        if not is_pure(node) or _storage_root(node, is_view) in protected:
             continue
         key = (node.target, _key(node.args), _key(node.kwargs))
         previous = seen.get(key)
         if previous is None:
             seen[key] = node
+            continue
+        if _storage_root(previous, is_view) in protected:
             continue
         for user in list(node.users):
             user.replace_input(node, previous)

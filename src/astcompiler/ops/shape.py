@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ._args import freeze, ndim_of, optional_axis, reject_out
+from ._args import as_dim, freeze, ndim_of, optional_axis, reject_out
 from .registry import register
 
 
@@ -46,7 +46,17 @@ def _reshape_normalize(a, *shape, order="C", newshape=None, **kwargs):
         shape = tuple(shape[0])
     elif len(shape) == 1 and shape[0] is not None:
         shape = (shape[0],)
-    return (a, tuple(int(s) for s in shape)), ({"order": order} if order != "C" else {})
+    return (a, tuple(_reshape_dim(s) for s in shape)), ({"order": order} if order != "C" else {})
+
+
+def _reshape_dim(size):
+    """A concrete size (or -1) as an int; a symbolic size is kept (``int()`` would specialize
+    it and recompile for every new size)."""
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        return int(size)
+    if isinstance(size, (float, str, bytes, bool, np.floating)) or size is None:
+        raise TypeError(f"{type(size).__name__!r} object cannot be interpreted as an integer")
+    return as_dim(size)
 
 
 def _reshape(a, shape, order="C"):

@@ -100,6 +100,16 @@ def _lambda_params(node: cst.Lambda) -> list[str]:
     return names
 
 
+def _first_column(code: types.CodeType) -> tuple[int, int] | None:
+    """(line, column) where the body of a lambda starts (Python 3.11+ keeps columns)."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return None
+    found = [(line, col) for line, _, col, _ in positions()
+             if line is not None and col]  # column 0: set-up instructions, not the body
+    return min(found) if found else None
+
+
 def _find_definition(code: types.CodeType, positions: dict) -> cst.FunctionDef | cst.Lambda:
     first = code.co_firstlineno
     if code.co_name == "<lambda>":
@@ -107,6 +117,11 @@ def _find_definition(code: types.CodeType, positions: dict) -> cst.FunctionDef |
         candidates = [n for n, p in positions.items()
                       if isinstance(n, cst.Lambda) and p.start.line == first]
         matching = [n for n in candidates if _lambda_params(n) == wanted]
+        if len(matching) > 1:  # several lambdas on one line: tell them apart by column
+            start = _first_column(code)
+            by_column = [n for n in matching if start is not None and n.body in positions
+                         and (positions[n.body].start.line, positions[n.body].start.column) == start]
+            matching = by_column or matching
         if len(matching) >= 1:
             return matching[0]
         raise NoSourceError(f"cannot find the source of the lambda at line {first}")

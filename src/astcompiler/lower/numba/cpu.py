@@ -7,23 +7,32 @@ every size. Loop bounds are read from the arguments' ``.shape``; broadcasting is
 pattern (a size-1 input dim is indexed with 0, missing leading dims are dropped). Outputs are
 allocated by the wrapper (NumPy's allocator is much faster than allocating inside njit) and
 filled here; 0-d NumPy-scalar results are returned as values.
+
+Reductions over the innermost axis are unrolled into ``LANES`` independent accumulators when
+their ``merge`` allows it (no loop-carried latency chain; LLVM can vectorize the lanes). A
+reduction over all axes (no outer loop to parallelize) runs its sweeps over ``CHUNKS`` slices
+of the first axis in the parallel twin, merging the partial results in slice order.
 """
 
 from __future__ import annotations
 
 import builtins
 import keyword
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ...graph import Node
-from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, operand_shape, operands
-from .scalar import cast, constant, empty_message, helper_call, helper_source, type_name
+from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
+from .scalar import CHEAP_OPS, cast, constant, empty_message, helper_source, type_name
 
-# accumulator dtypes whose arithmetic numba may widen: results are cast back every step
-_WIDE_OK = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.bool_))
+LANES = 8  # independent accumulators in an unrolled reduction loop
+CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
+
+# accumulator dtypes whose arithmetic numba does not widen: no cast back after each step
+_STABLE = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.bool_))
 
 
 class Namer:
@@ -44,7 +53,7 @@ class Namer:
         return name
 
 
-_RESERVED = set(dir(builtins)) | {"np", "numba", "count", "max_nan", "min_nan"}
+_RESERVED = set(dir(builtins)) | {"np", "numba", "count", "chunks", "lo", "hi", "c"}
 
 
 @dataclass
@@ -57,7 +66,14 @@ class KernelCode:
     inputs: list[Node]
     buffers: list[Node]  # outputs the wrapper allocates and passes after the inputs
     returns: list[Node]  # 0-d outputs returned as values, in order
-    plan: KernelPlan = field(repr=False, default=None)
+    plan: KernelPlan | None = field(repr=False, default=None)
+
+
+@dataclass(frozen=True)
+class _Lane:
+    suffix: str = ""  # appended to per-element locals and accumulators
+    dim: int | None = None  # the unrolled dim
+    shift: int = 0  # added to its loop variable
 
 
 class _Writer:
@@ -77,50 +93,74 @@ class _Writer:
         self.depth -= levels
 
 
+def _arithmetic(template: str) -> bool:
+    """Whether a combine/merge template does arithmetic numba may widen (not a select)."""
+    return any(op in template for op in ("+", "-", "*", "/", "np."))
+
+
 class KernelEmitter:
     """Emits one kernel function (serial or parallel) for a ``KernelPlan``."""
 
     def __init__(self, kernel: KernelPlan, plan: Plan):
         self.k = kernel
         self.plan = plan
-        self.names = Namer(_RESERVED | {f"i{d}" for d in range(8)} | {f"n{d}" for d in range(8)})
         self.ndim = len(kernel.shape)
-        self.param: dict[Node, str] = {}
-        self.out: dict[Node, str] = {}
-        self.local: dict[Node, str] = {}
-        self.helpers: list[str] = []
+        self.names = Namer(_RESERVED | {f"i{d}" for d in range(self.ndim)}
+                           | {f"n{d}" for d in range(self.ndim)}
+                           | {f"end{d}" for d in range(self.ndim)})
         self.returns = [n for n in kernel.outputs if n.meta.shape == () and n.meta.scalar]
         self.buffers = [n for n in kernel.outputs if n not in self.returns]
-        for node in kernel.inputs:
-            self.param[node] = self.names(node.name)
-        for node in self.buffers:
-            self.out[node] = self.names(f"out_{node.name}")
+        self.param = {n: self.names(n.name) for n in kernel.inputs}
+        self.out = {n: self.names(f"out_{n.name}") for n in self.buffers}
+        self.local = {n: self.names(n.name) for n in kernel.nodes}
+        self.reductions = [n for n in kernel.nodes if isinstance(kernel.rules[n], ReductionRule)]
+        self.acc = {n: self.names(f"acc_{n.name}") for n in self.reductions}
+        self.elem = {n: self.names(f"e_{n.name}") for n in self.reductions}
+        self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items()
+                     if buf is None}
+        self.scalar_input = {n: self.names(f"{n.name}_v") for n in kernel.inputs
+                             if n.meta.shape == () and not (n.meta.scalar or n in plan.weak)}
+        self.helpers: list[str] = []
         for node in kernel.nodes:
-            self.local[node] = self.names(node.name)
-        self.acc = {n: self.names(f"acc_{n.name}") for n in kernel.nodes
-                    if isinstance(kernel.rules[n], ReductionRule)}
-        self.elem = {n: self.names(f"e_{n.name}") for n in self.acc}
-        self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items() if buf is None}
-        self.scalar_input: dict[Node, str] = {}
-        for node in kernel.inputs:
-            if node.meta.shape == () and not (node.meta.scalar or node in plan.weak):
-                self.scalar_input[node] = self.names(f"{node.name}_v")
-        for node in kernel.nodes:
-            rule = kernel.rules[node]
-            for key in rule.helpers:
+            for key in kernel.rules[node].helpers:
                 if key not in self.helpers:
                     self.helpers.append(key)
+        self.lane = _Lane()
+        self.parallel = False
 
     # -- names and index expressions --------------------------------------------------------
 
+    @contextmanager
+    def in_lane(self, lane: _Lane) -> Iterator[None]:
+        saved, self.lane = self.lane, lane
+        try:
+            yield
+        finally:
+            self.lane = saved
+
     def var(self, d: int) -> str:
-        return "0" if self.k.shape[d] == 1 else f"i{d}"
+        if self.k.shape[d] == 1:
+            return "0"
+        if self.lane.dim == d and self.lane.shift:
+            return f"i{d} + {self.lane.shift}"
+        return f"i{d}"
 
     def bound(self, d: int) -> str:
         return "1" if self.k.shape[d] == 1 else f"n{d}"
 
-    def index(self, exprs: list[str]) -> str:
+    @staticmethod
+    def index(exprs: list[str]) -> str:
         return ", ".join(exprs) if exprs else "()"
+
+    def value(self, node: Node) -> str:
+        """The local holding a member's value (per lane for per-element members)."""
+        return self.local[node] + (self.lane.suffix if node in self.k.inner else "")
+
+    def acc_name(self, node: Node, kind: str = "acc") -> str:
+        base = self.acc[node]
+        name = {"acc": base, "nan": f"nan_{base}", "idx": f"idx_{base}", "mean": f"mean_{base}",
+                "part": f"part_{base}", "partnan": f"partnan_{base}"}[kind]
+        return name + (self.lane.suffix if kind in ("acc", "nan", "idx") else "")
 
     def leaf(self, node: Node, consumer_ndim: int) -> str:
         """Read an input in the context of a consumer of ``consumer_ndim`` dims."""
@@ -137,18 +177,13 @@ class KernelEmitter:
         """Index of a member's own element in its output buffer (or stash)."""
         shape = node.meta.shape
         if isinstance(self.k.rules[node], ReductionRule) and self.k.style == "columns":
-            kept = [d for d in range(self.ndim) if d not in self.k.reduce_axes]
+            kept = self.k.kept_axes
             if len(shape) == self.ndim:
                 return self.index([self.var(d) if d in kept else "0" for d in range(self.ndim)])
             return self.index([self.var(d) for d in kept])
-        if node in self.k.inner or len(shape) == self.ndim:
-            inner = node in self.k.inner or self.k.style == "pointwise"
-            return self.index([self.var(d) if (d < self.k.outer or inner) and shape[d] != 1
-                               else "0" for d in range(len(shape))])
-        return self.index([self.var(d) if shape[d] != 1 else "0" for d in range(len(shape))])
-
-    def inner_index(self) -> str:
-        return self.index([self.var(d) for d in range(self.k.outer, self.ndim)])
+        per_element = node in self.k.inner or self.k.style == "pointwise"
+        return self.index([self.var(d) if shape[d] != 1 and (per_element or d < self.k.outer)
+                           else "0" for d in range(len(shape))])
 
     def dtype_of(self, value: Any) -> np.dtype | None:
         if isinstance(value, Node):
@@ -159,15 +194,13 @@ class KernelEmitter:
 
     # -- expressions ----------------------------------------------------------------------
 
-    def operand(self, value: Any, consumer: Node, dtype: np.dtype | None, ndim: int) -> str:
+    def operand(self, value: Any, dtype: np.dtype | None, ndim: int) -> str:
         if isinstance(value, Node):
-            text = self.local[value] if value in self.k.rules else self.leaf(value, ndim)
+            text = self.value(value) if value in self.k.rules else self.leaf(value, ndim)
             return cast(text, self.dtype_of(value), dtype) if dtype is not None else text
-        if dtype is None:
-            return repr(value.item() if isinstance(value, np.generic) else value)
         if isinstance(value, np.generic):
             value = value.item()
-        return constant(value, dtype)
+        return repr(value) if dtype is None else constant(value, dtype)
 
     def pointwise(self, node: Node) -> str:
         rule: ScalarRule = self.k.rules[node]
@@ -176,7 +209,7 @@ class KernelEmitter:
         texts = ["None"] * len(node.args)
         for i in picks:
             dtype = rule.operand_dtypes[i] if i < len(rule.operand_dtypes) else None
-            texts[i] = self.operand(node.args[i], node, dtype, ndim)
+            texts[i] = self.operand(node.args[i], dtype, ndim)
         expr = rule.template.format(*texts)
         result = rule.result_dtype
         if result is None and rule.template == "{0}":
@@ -186,24 +219,29 @@ class KernelEmitter:
     def element(self, node: Node, dtype: np.dtype) -> str:
         """A reduction's element, cast to ``dtype``."""
         source = node.args[0]
-        text = self.local[source] if source in self.k.rules else self.leaf(source, self.ndim)
+        text = self.value(source) if source in self.k.rules else self.leaf(source, self.ndim)
         return cast(text, self.dtype_of(source), dtype)
 
     # -- statements -----------------------------------------------------------------------
 
     def compute(self, w: _Writer, node: Node) -> None:
-        w(f"{self.local[node]} = {self.pointwise(node)}", node.origin)
+        w(f"{self.value(node)} = {self.pointwise(node)}", node.origin)
 
     def store(self, w: _Writer, node: Node) -> None:
-        if node in self.returns:
-            return
-        w(f"{self.out[node]}[{self.out_index(node)}] = {self.local[node]}")
+        if node not in self.returns:
+            w(f"{self.out[node]}[{self.out_index(node)}] = {self.value(node)}")
 
     def stash_ref(self, node: Node) -> str:
         buffer = self.k.stash[node]
         if buffer is None:
-            return f"{self.temp[node]}[{self.inner_index()}]"
+            inner = [self.var(d) for d in range(self.k.outer, self.ndim)]
+            return f"{self.temp[node]}[{self.index(inner)}]"
         return f"{self.out[buffer]}[{self.out_index(buffer)}]"
+
+    def load_ref(self, node: Node) -> str:
+        if node in self.k.stash:
+            return self.stash_ref(node)
+        return f"{self.out[node]}[{self.out_index(node)}]"
 
     def outer_nodes(self, w: _Writer, nodes: list[Node]) -> None:
         for node in nodes:
@@ -212,26 +250,37 @@ class KernelEmitter:
             if node in self.k.outputs:
                 self.store(w, node)
 
+    def sweep_body(self, w: _Writer, sweep: Sweep, at: str = "") -> None:
+        """One element of a sweep: loads, members, stores, stashes, accumulation."""
+        for node in sweep.load:
+            w(f"{self.value(node)} = {self.load_ref(node)}")
+        for node in sweep.compute:
+            self.compute(w, node)
+        for node in sweep.store:
+            self.store(w, node)
+        for node in sweep.stash:
+            w(f"{self.stash_ref(node)} = {self.value(node)}")
+        for node in sweep.reductions:
+            self.combine(w, node, sweep.phase[node], at)
+
     # -- reductions -----------------------------------------------------------------------
 
-    def init_acc(self, w: _Writer, node: Node, phase: int, at: str = "") -> None:
-        rule: ReductionRule = self.k.rules[node]
-        acc = self.acc[node] + at
-        if rule.arg:
-            w(f"{acc} = {rule.init}")
-            w(f"{self._idx(node)}{at} = np.int64(0)")
-        elif rule.two_pass and phase == 1:
-            w(f"{acc} = {constant(0, rule.acc_dtype)}")
-        else:
-            w(f"{acc} = {rule.init}")
+    def rule(self, node: Node) -> ReductionRule:
+        return self.k.rules[node]
 
-    def _idx(self, node: Node) -> str:
-        return f"idx_{self.acc[node]}"
+    def init_acc(self, w: _Writer, node: Node, phase: int, at: str = "") -> None:
+        rule = self.rule(node)
+        init = constant(0, rule.acc_dtype) if rule.two_pass and phase == 1 else rule.init
+        w(f"{self.acc_name(node)}{at} = {init}")
+        if rule.arg:
+            w(f"{self.acc_name(node, 'idx')}{at} = np.int64(0)")
+        if rule.nan_flag:
+            w(f"{self.acc_name(node, 'nan')}{at} = False")
 
     def combine(self, w: _Writer, node: Node, phase: int, at: str = "") -> None:
-        rule: ReductionRule = self.k.rules[node]
-        acc = self.acc[node] + at
-        elem = self.elem[node]
+        rule = self.rule(node)
+        acc = self.acc_name(node) + at
+        elem = self.elem[node] + self.lane.suffix
         if rule.arg:
             w(f"{elem} = {self.element(node, rule.input_dtype)}")
             test = rule.combine.format(acc=acc, v=elem)
@@ -239,41 +288,129 @@ class KernelEmitter:
                 test = f"{acc} == {acc} and ({test} or {elem} != {elem})"
             w.open(f"if {test}:")
             w(f"{acc} = {elem}")
-            w(f"{self._idx(node)}{at} = {self.arg_position(node)}")
+            w(f"{self.acc_name(node, 'idx')}{at} = {self.arg_position()}")
             w.close()
             return
         w(f"{elem} = {self.element(node, rule.acc_dtype)}")
         if rule.two_pass and phase == 1:
             text = f"{acc} + {elem}"
         else:
-            mean = self.mean_ref(node)
+            mean = self.mean_ref(node) if rule.two_pass else ""
             text = rule.combine.format(acc=acc, v=elem, mean=mean, n="count", ddof=repr(rule.ddof))
-        if rule.acc_dtype not in _WIDE_OK:
+        if _arithmetic(rule.combine) and rule.acc_dtype not in _STABLE:
             text = cast(text, None, rule.acc_dtype)
         w(f"{acc} = {text}")
+        if rule.nan_flag:
+            flag = self.acc_name(node, "nan") + at
+            w(f"{flag} = {flag} | ({elem} != {elem})")
 
     def mean_ref(self, node: Node) -> str:
-        name = f"mean_{self.acc[node]}"
-        if self.k.style == "columns":
-            return f"{name}[{self.kept_index()}]"
-        return name
+        name = self.acc_name(node, "mean")
+        return f"{name}[{self.kept_index()}]" if self.k.style == "columns" else name
 
-    def arg_position(self, node: Node) -> str:
+    def arg_position(self) -> str:
         axes = self.k.reduce_axes
-        if len(axes) == 1:
-            return self.var(axes[0])
         text = self.var(axes[0])
         for d in axes[1:]:
             text = f"({text}) * {self.bound(d)} + {self.var(d)}"
         return text
 
-    def finalize(self, node: Node, acc: str) -> str:
-        rule: ReductionRule = self.k.rules[node]
+    def finalize(self, node: Node, at: str = "") -> str:
+        rule = self.rule(node)
         if rule.arg:
-            return cast(acc, np.dtype(np.int64), rule.result_dtype)
+            return cast(self.acc_name(node, "idx") + at, np.dtype(np.int64), rule.result_dtype)
+        acc = self.acc_name(node) + at
         text = rule.finalize.format(acc=acc, n="count", ddof=repr(rule.ddof))
-        same = text == acc and rule.acc_dtype == rule.result_dtype
-        return text if same else cast(text, None, rule.result_dtype)
+        if not (text == acc and rule.acc_dtype == rule.result_dtype):
+            text = cast(text, None, rule.result_dtype)
+        if rule.nan_flag:
+            nan = constant(float("nan"), rule.result_dtype)
+            text = f"{nan} if {self.acc_name(node, 'nan')}{at} else {text}"
+        return text
+
+    def finish_sweep(self, w: _Writer, sweep: Sweep, at: str = "") -> None:
+        """After a sweep: means of two-pass reductions, results of the others."""
+        for node in sweep.reductions:
+            rule = self.rule(node)
+            if rule.two_pass and sweep.phase[node] == 1:
+                w(f"{self.mean_ref(node)} = {self.acc_name(node)}{at} / count")
+                continue
+            w(f"{self.local[node]} = {self.finalize(node, at)}", node.origin)
+
+    # -- lanes and chunks -------------------------------------------------------------------
+
+    def lanes_for(self, sweep: Sweep) -> int:
+        """Unroll a sweep whose cost is the accumulators' latency chain: cheap element work,
+        reductions that can merge partial results. (exp & co. dominate on their own.)"""
+        if not sweep.reductions or self.k.shape[-1] == 1 or self.k.outer == self.ndim:
+            return 1
+        if any(n.target not in CHEAP_OPS for n in sweep.compute):
+            return 1
+        return LANES if all(self.rule(n).merge for n in sweep.reductions) else 1
+
+    def lane_list(self, lanes: int, dim: int) -> list[_Lane]:
+        if lanes == 1:
+            return [_Lane()]
+        return [_Lane(f"_{u}", dim, u) for u in range(lanes)]
+
+    def merge_lanes(self, w: _Writer, sweep: Sweep, lanes: int, into: str = "") -> None:
+        """Combine the lanes' accumulators pairwise, in lane order, into ``acc<into>``."""
+        if lanes == 1:
+            return
+        for node in sweep.reductions:
+            rule = self.rule(node)
+            names = [self.acc[node] + f"_{u}" for u in range(lanes)]
+            self.pairwise(w, names, lambda a, b: self.merged(rule, a, b))
+            w(f"{self.acc[node]}{into} = {names[0]}")
+            if rule.nan_flag:
+                flags = [f"nan_{self.acc[node]}_{u}" for u in range(lanes)]
+                self.pairwise(w, flags, lambda a, b: f"{a} | {b}")
+                w(f"nan_{self.acc[node]}{into} = {flags[0]}")
+
+    @staticmethod
+    def pairwise(w: _Writer, names: list[str], pair: Callable[[str, str], str]) -> None:
+        """names[0] = ((n0 . n1) . (n2 . n3)) ..., as statements."""
+        step = 1
+        while step < len(names):
+            for i in range(0, len(names) - step, 2 * step):
+                w(f"{names[i]} = {pair(names[i], names[i + step])}")
+            step *= 2
+
+    @staticmethod
+    def merged(rule: ReductionRule, a: str, b: str) -> str:
+        text = rule.merge.format(a=a, b=b)
+        return cast(text, None, rule.acc_dtype) if _arithmetic(rule.merge) and \
+            rule.acc_dtype not in _STABLE else text
+
+    def nest(self, w: _Writer, dims: list[int], body: Callable[[], None], lanes: int,
+             ranges: dict[int, tuple[str, str]] | None = None, prange: int | None = None) -> None:
+        """Loops over ``dims`` (the last one unrolled into ``lanes``) around ``body``;
+        ``prange``: the dim looped with ``numba.prange``."""
+        ranges = ranges or {}
+        if not dims:
+            body()
+            return
+        d, rest = dims[0], dims[1:]
+        if self.k.shape[d] == 1:
+            self.nest(w, rest, body, lanes, ranges, prange)
+            return
+        lo, hi = ranges.get(d, ("0", f"n{d}"))
+        if rest or lanes == 1:
+            loop = "numba.prange" if d == prange else "range"
+            w.open(f"for i{d} in {loop}({hi if lo == '0' else f'{lo}, {hi}'}):")
+            self.nest(w, rest, body, lanes, ranges, prange)
+            w.close()
+            return
+        w(f"end{d} = {hi} - {hi} % {lanes}" if lo == "0" else f"end{d} = {hi} - ({hi} - {lo}) % {lanes}")
+        w.open(f"for i{d} in range({lo}, end{d}, {lanes}):")
+        for lane in self.lane_list(lanes, d):
+            with self.in_lane(lane):
+                body()
+        w.close()
+        w.open(f"for i{d} in range(end{d}, {hi}):")
+        with self.in_lane(_Lane("_0", d, 0)):
+            body()
+        w.close()
 
     # -- the function ---------------------------------------------------------------------
 
@@ -303,149 +440,187 @@ class KernelEmitter:
                 w(f"n{d} = {self.param[node]}.shape[{axis}]")
             else:
                 w(f"n{d} = {int(source)}")
-        reducing = [n for n in self.k.nodes if isinstance(self.k.rules[n], ReductionRule)]
-        if reducing:
+        if self.reductions:
             dims = [self.bound(d) for d in self.k.reduce_axes if self.k.shape[d] != 1]
             w(f"count = {' * '.join(dims) if dims else '1'}")
             raised: set[str] = set()
-            for node in reducing:
-                rule = self.k.rules[node]
+            for node in self.reductions:
+                rule = self.rule(node)
                 if rule.needs_elements and rule.name not in raised:
                     raised.add(rule.name)
-                    w(f"if count == 0:")
-                    w(f"    raise ValueError({empty_message(rule.name)!r})")
+                    w.open("if count == 0:")
+                    w(f"raise ValueError({empty_message(rule.name)!r})")
+                    w.close()
         for node, name in self.scalar_input.items():
             w(f"{name} = {self.param[node]}[()]")
 
-    def loop(self, w: _Writer, d: int) -> bool:
-        if self.k.shape[d] == 1:
-            return False
-        loop = "numba.prange" if self.parallel and d == self.k.parallel_dim else "range"
-        w.open(f"for i{d} in {loop}(n{d}):")
-        return True
-
-    def loops(self, w: _Writer, dims: range | list[int]) -> int:
-        return sum(self.loop(w, d) for d in dims)
-
     def pointwise_body(self, w: _Writer) -> None:
-        opened = self.loops(w, range(self.ndim))
-        for node in self.k.nodes:
-            self.compute(w, node)
-        for node in self.buffers:
-            self.store(w, node)
+        def body() -> None:
+            for node in self.k.nodes:
+                self.compute(w, node)
+            for node in self.buffers:
+                self.store(w, node)
+
+        opened = 0
+        for d in range(self.ndim):
+            if self.k.shape[d] != 1:
+                loop = "numba.prange" if self.parallel and d == self.k.parallel_dim else "range"
+                w.open(f"for i{d} in {loop}(n{d}):")
+                opened += 1
+        body()
         w.close(opened)
 
     def rows_body(self, w: _Writer) -> None:
         k = self.k
-        opened = self.loops(w, range(k.outer))
         inner_shape = [self.bound(d) for d in range(k.outer, self.ndim)]
-        for node, name in self.temp.items():
-            w(f"{name} = np.empty(({', '.join(inner_shape)},), {type_name(node.meta.dtype)})")
+        temps = [f"{name} = np.empty(({', '.join(inner_shape)},), {type_name(node.meta.dtype)})"
+                 for node, name in self.temp.items()]
+        if not self.parallel:  # one row temporary for all rows; per row (per thread) in parallel
+            for line in temps:
+                w(line)
+        opened = 0
+        for d in range(k.outer):
+            if k.shape[d] != 1:
+                loop = "numba.prange" if self.parallel and d == k.parallel_dim else "range"
+                w.open(f"for i{d} in {loop}(n{d}):")
+                opened += 1
+        if self.parallel:
+            for line in temps:
+                w(line)
         self.outer_nodes(w, k.prologue)
         for sweep in k.sweeps:
-            for node in sweep.reductions:
-                self.init_acc(w, node, sweep.phase[node])
-            inner = self.loops(w, range(k.outer, self.ndim))
-            for node in sweep.load:
-                w(f"{self.local[node]} = {self.load_ref(node)}")
-            for node in sweep.compute:
-                self.compute(w, node)
-            for node in sweep.store:
-                self.store(w, node)
-            for node in sweep.stash:
-                w(f"{self.stash_ref(node)} = {self.local[node]}")
-            for node in sweep.reductions:
-                self.combine(w, node, sweep.phase[node])
-            w.close(inner)
-            for node in sweep.reductions:
-                rule = k.rules[node]
-                acc = self.acc[node]
-                if rule.two_pass and sweep.phase[node] == 1:
-                    w(f"mean_{acc} = {acc} / count")
-                    continue
-                if rule.arg:
-                    acc = self._idx(node)
-                w(f"{self.local[node]} = {self.finalize(node, acc)}", node.origin)
-            self.outer_nodes(w, [n for n in sweep.after])
+            chunked = (self.parallel and k.outer == 0 and k.parallel_dim == 0
+                       and all(self.rule(n).merge for n in sweep.reductions))
+            if chunked:
+                self.chunked_sweep(w, sweep)
+            else:
+                self.serial_sweep(w, sweep)
+            self.finish_sweep(w, sweep)
+            self.outer_nodes(w, sweep.after)
         w.close(opened)
 
-    def load_ref(self, node: Node) -> str:
-        if node in self.k.stash:
-            return self.stash_ref(node)
-        return f"{self.out[node]}[{self.out_index(node)}]"
+    def serial_sweep(self, w: _Writer, sweep: Sweep) -> None:
+        k = self.k
+        lanes = self.lanes_for(sweep)
+        for lane in self.lane_list(lanes, self.ndim - 1):
+            with self.in_lane(lane):
+                for node in sweep.reductions:
+                    self.init_acc(w, node, sweep.phase[node])
+        self.nest(w, list(range(k.outer, self.ndim)), lambda: self.sweep_body(w, sweep), lanes)
+        self.merge_lanes(w, sweep, lanes)
+
+    def chunked_sweep(self, w: _Writer, sweep: Sweep) -> None:
+        """A whole-array sweep split into slices of axis 0, run in parallel, merged in order."""
+        reds = sweep.reductions
+        w(f"chunks = max(1, min(n0, {CHUNKS}))")
+        for node in reds:
+            rule = self.rule(node)
+            w(f"{self.acc_name(node, 'part')} = np.empty(chunks, {type_name(rule.acc_dtype)})")
+            if rule.nan_flag:
+                w(f"{self.acc_name(node, 'partnan')} = np.empty(chunks, np.bool_)")
+        w.open("for c in numba.prange(chunks):")
+        w("lo = c * n0 // chunks")
+        w("hi = (c + 1) * n0 // chunks")
+        lanes = self.lanes_for(sweep)
+        lane_list = self.lane_list(lanes, self.ndim - 1) if lanes > 1 else [_Lane("_c")]
+        for lane in lane_list:
+            with self.in_lane(lane):
+                for node in reds:
+                    self.init_acc(w, node, sweep.phase[node])
+        body_lanes = lanes if lanes > 1 else 1
+        if lanes == 1:
+            with self.in_lane(_Lane("_c")):
+                self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep), 1,
+                          {0: ("lo", "hi")})
+        else:
+            self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep), body_lanes,
+                      {0: ("lo", "hi")})
+            self.merge_lanes(w, sweep, lanes, into="_c")
+        for node in reds:
+            w(f"{self.acc_name(node, 'part')}[c] = {self.acc[node]}_c")
+            if self.rule(node).nan_flag:
+                w(f"{self.acc_name(node, 'partnan')}[c] = nan_{self.acc[node]}_c")
+        w.close()
+        for node in reds:
+            rule = self.rule(node)
+            part = self.acc_name(node, "part")
+            w(f"{self.acc[node]} = {part}[0]")
+            if rule.nan_flag:
+                w(f"nan_{self.acc[node]} = {self.acc_name(node, 'partnan')}[0]")
+        if reds:
+            w.open("for c in range(1, chunks):")
+            for node in reds:
+                rule = self.rule(node)
+                part = f"{self.acc_name(node, 'part')}[c]"
+                w(f"{self.acc[node]} = {self.merged(rule, self.acc[node], part)}")
+                if rule.nan_flag:
+                    flag = f"nan_{self.acc[node]}"
+                    w(f"{flag} = {flag} | {self.acc_name(node, 'partnan')}[c]")
+            w.close()
 
     def kept_index(self) -> str:
         return self.index([self.var(d) for d in self.k.kept_axes])
 
     def kept_shape(self) -> str:
-        dims = [self.bound(d) for d in self.k.kept_axes]
-        return f"({', '.join(dims)},)"
+        return f"({', '.join(self.bound(d) for d in self.k.kept_axes)},)"
 
     def columns_body(self, w: _Writer) -> None:
         k = self.k
-        reductions = [n for n in k.nodes if isinstance(k.rules[n], ReductionRule)]
         kept = list(k.kept_axes)
         at = f"[{self.kept_index()}]"
-        for node in reductions:
-            rule = k.rules[node]
+        for node in self.reductions:
+            rule = self.rule(node)
             w(f"{self.acc[node]} = np.empty({self.kept_shape()}, {type_name(rule.acc_dtype)})")
             if rule.arg:
-                w(f"{self._idx(node)} = np.empty({self.kept_shape()}, np.int64)")
+                w(f"{self.acc_name(node, 'idx')} = np.empty({self.kept_shape()}, np.int64)")
+            if rule.nan_flag:
+                w(f"{self.acc_name(node, 'nan')} = np.empty({self.kept_shape()}, np.bool_)")
             if rule.two_pass:
-                w(f"mean_{self.acc[node]} = np.empty({self.kept_shape()}, np.float64)")
+                w(f"{self.acc_name(node, 'mean')} = np.empty({self.kept_shape()}, np.float64)")
+
+        prange = k.parallel_dim if self.parallel else None
+
+        def kept_loop(body: Callable[[], None]) -> None:
+            self.nest(w, kept, body, 1, prange=prange)
+
         for sweep in k.sweeps:
-            opened = self.loops(w, kept)
-            for node in sweep.reductions:
-                self.init_acc(w, node, sweep.phase[node], at)
-            w.close(opened)
-            opened = self.loops(w, range(self.ndim))
-            for node in sweep.load:
-                w(f"{self.local[node]} = {self.load_ref(node)}")
-            for node in sweep.compute:
-                self.compute(w, node)
-            for node in sweep.store:
-                self.store(w, node)
-            for node in sweep.reductions:
-                self.combine(w, node, sweep.phase[node], at)
-            w.close(opened)
-            opened = self.loops(w, kept)
-            for node in sweep.reductions:
-                rule = k.rules[node]
-                acc = self.acc[node] + at
-                if rule.two_pass and sweep.phase[node] == 1:
-                    w(f"mean_{self.acc[node]}{at} = {acc} / count")
-                    continue
-                if rule.arg:
-                    acc = self._idx(node) + at
-                w(f"{self.local[node]} = {self.finalize(node, acc)}", node.origin)
-                if node in k.outputs:
-                    self.store(w, node)
-            w.close(opened)
+            def start(sweep: Sweep = sweep) -> None:
+                for node in sweep.reductions:
+                    self.init_acc(w, node, sweep.phase[node], at)
+
+            def finish(sweep: Sweep = sweep) -> None:
+                self.finish_sweep(w, sweep, at)
+                for node in sweep.reductions:
+                    last = not (self.rule(node).two_pass and sweep.phase[node] == 1)
+                    if last and node in k.outputs:
+                        self.store(w, node)
+
+            kept_loop(start)
+            self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep, at), 1,
+                      prange=prange)
+            kept_loop(finish)
 
 
 def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool) -> KernelCode:
     """The source of a kernel module (helpers, serial kernel, parallel twin) and its calling shape."""
     emitter = KernelEmitter(kernel, plan)
-    serial = emitter.emit(kernel.name, parallel=False)
+    parts = [emitter.emit(kernel.name, parallel=False)]
     parallel_name = None
-    parts = [serial]
     if kernel.parallel_dim is not None:
         parallel_name = f"{kernel.name}_parallel"
         parts.append(emitter.emit(parallel_name, parallel=True))
-    origins = []
+    origins: list[str] = []
     for node in kernel.nodes:
         if node.origin and node.origin not in origins:
             origins.append(node.origin)
-    header = [f'"""{kernel.name}: {kernel.style} kernel over {_shape_text(kernel)} '
-              f'(generated by astcompiler\'s numba backend).',
+    header = [f'"""{kernel.name}: {kernel.style} kernel over {_shape_text(kernel)}.',
               "",
-              "Nodes: " + ", ".join(n.name for n in kernel.nodes) + ".",
+              "Generated by astcompiler's numba backend. Nodes: "
+              + ", ".join(n.name for n in kernel.nodes) + ".",
               *(["Source lines: " + ", ".join(origins) + "."] if origins else []),
               '"""', "", "import numpy as np", "import numba", ""]
-    helpers = []
-    for key in emitter.helpers:
-        text = helper_source(key)
-        helpers.append(f"\n@numba.njit(cache={{cache}}, error_model=\"numpy\")\n{text}")
+    helpers = [f"\n@numba.njit(cache={{cache}}, error_model=\"numpy\")\n{helper_source(key)}"
+               for key in emitter.helpers]
     body = "\n".join(header) + "".join(helpers) + "\n\n" + "\n\n".join(parts)
     source = body.replace("{cache}", "True" if cache else "False")
     return KernelCode(kernel.name, source, parallel_name, list(kernel.inputs),
@@ -453,8 +628,7 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool) -> KernelCode:
 
 
 def _shape_text(kernel: KernelPlan) -> str:
-    dims = ", ".join(str(d) for d in kernel.shape)
-    text = f"[{dims}]"
+    text = "[" + ", ".join(str(d) for d in kernel.shape) + "]"
     if kernel.style == "rows":
         text += f", reducing axes {tuple(range(kernel.outer, len(kernel.shape)))} per row"
     elif kernel.style == "columns":
@@ -462,4 +636,4 @@ def _shape_text(kernel: KernelPlan) -> str:
     return text
 
 
-__all__ = ["KernelCode", "KernelEmitter", "Namer", "kernel_code", "helper_call"]
+__all__ = ["KernelCode", "KernelEmitter", "Namer", "kernel_code", "LANES", "CHUNKS"]

@@ -544,6 +544,11 @@ def _dim_sources(kernel: KernelPlan) -> list[Any]:
 
 
 def _parallel_dim(kernel: KernelPlan) -> int | None:
+    """The dim a parallel twin splits: the first outer dim; for a whole-array reduction, the
+    first axis in slices (when every reduction can merge partial results)."""
+    if kernel.style == "rows" and kernel.outer == 0:
+        mergeable = all(r.merge for r in kernel.rules.values() if isinstance(r, ReductionRule))
+        return 0 if mergeable and kernel.shape and kernel.shape[0] != 1 else None
     limit = {"pointwise": len(kernel.shape), "rows": kernel.outer, "columns": 1}[kernel.style]
     for d in range(limit):
         if kernel.style == "columns" and d in kernel.reduce_axes:
