@@ -74,6 +74,8 @@ class _Outputs:
             return ("const", value._ac_value)
         if type(value) is tuple:
             return ("tuple", [self.spec(v) for v in value])
+        if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+            return ("namedtuple", type(value), [self.spec(v) for v in value])
         if isinstance(value, (list, GuardedList)) and type(value) in (list, GuardedList):
             return ("list", [self.spec(v) for v in value])
         if type(value) in (dict, GuardedDict):

@@ -263,8 +263,9 @@ class Tracer:
         if isinstance(result, tuple) and all(isinstance(r, (np.ndarray, np.generic)) for r in result):
             node = self.graph.call(op.name, node_args, node_kwargs, None, origin)
             node.extra["tuple_metas"] = tuple(meta_of(r) for r in result)
-            return tuple(ArrayProxy(self, self.graph.call("getitem", (node, i), {}, meta_of(r), origin), r)
-                         for i, r in enumerate(result))
+            items = [ArrayProxy(self, self.graph.call("getitem", (node, i), {}, meta_of(r), origin), r)
+                     for i, r in enumerate(result)]
+            return tuple(items) if type(result) is tuple else type(result)(*items)  # named tuples
         meta = self._symbolic_meta(op, node_args, node_kwargs, meta_of(result))
         if meta is None and type(result) in _PYTHON_SCALARS:
             meta = python_meta(result)

@@ -48,6 +48,9 @@ def _ufunc_normalizer(ufunc: np.ufunc):
     return normalize
 
 
+_UFUNC_METHODS = {"conjugate": ("conj", "conjugate")}  # ndarray methods that are ufuncs
+
+
 def _template(name: str, nin: int) -> str:
     return f"np.{name}(" + ", ".join(f"{{{i}}}" for i in range(nin)) + ")"
 
@@ -64,6 +67,7 @@ def _register_ufuncs() -> list[str]:
         seen[id(ufunc)] = ufunc.__name__
         name = ufunc.__name__
         register(name, ufunc, kind="pointwise", scalar=_template(name, ufunc.nin),
+                 methods=_UFUNC_METHODS.get(name, ()),
                  normalize=_ufunc_normalizer(ufunc), aliases=(ufunc,),
                  extra={"ufunc": ufunc, "nin": ufunc.nin},
                  doc=f"np.{name}, elementwise")

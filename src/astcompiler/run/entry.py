@@ -105,6 +105,10 @@ def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if kind == "list":
         return "[" + ", ".join(_output_expr(s, consts) for s in spec[1]) + "]"
+    if kind == "namedtuple":
+        name = f"___r{len(consts)}"
+        consts[name] = spec[1]
+        return f"{name}(" + ", ".join(_output_expr(s, consts) for s in spec[2]) + ")"
     if kind == "dict":
         keys, values = spec[1], spec[2]
         parts = []
