@@ -25,6 +25,10 @@ from ..exc import Unsupported
 class NoSourceError(Unsupported):
     """The function has no readable source (built by ``exec``, defined in a plain REPL, C code)."""
 
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, hint="what to do: define the function in a .py file or a "
+                                      "notebook cell, or call it without astcompiler.compile")
+
 
 @dataclass(frozen=True)
 class FunctionSource:
