@@ -294,7 +294,7 @@ class Tracer:
         shape = None
         if not data_dependent:
             from .shape_rules import symbolic_shape
-            shape = symbolic_shape(self, op.name, op.kind, node_args, node_kwargs, meta.shape)
+            shape = symbolic_shape(self, op, node_args, node_kwargs)
             if shape is not None and not self._agrees(shape, meta.shape):
                 shape = None
         if shape is None:

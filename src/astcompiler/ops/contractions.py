@@ -16,6 +16,14 @@ from ._args import axis_index, dtype_kw, freeze, ndim_of, reject_out
 from .registry import register
 
 
+def _matmul_shape(ctx, args: tuple, kwargs: dict) -> tuple | None:
+    """(n, k) @ (k, m) -> (n, m), and the 1-d cases; batched products have no rule yet."""
+    a, b = ctx.shape_of(args[0]), ctx.shape_of(args[1])
+    if not 1 <= len(a) <= 2 or not 1 <= len(b) <= 2:
+        return None
+    return tuple(a[:-1]) + tuple(b[1:] if len(b) == 2 else ())
+
+
 def _pair_normalizer(fname: str, *, with_out: bool):
     if with_out:
         def normalize(a, b, out=None):
@@ -36,7 +44,8 @@ def _outer(a: Any, b: Any) -> np.ndarray:
     return np.outer(a, b)
 
 
-register("dot", _dot, kind="extern", normalize=_pair_normalizer("dot", with_out=True),
+register("dot", _dot, kind="extern", shape_rule=_matmul_shape,
+         normalize=_pair_normalizer("dot", with_out=True),
          aliases=(np.dot,), methods=("dot",), doc="np.dot(a, b) / a.dot(b)")
 register("vdot", np.vdot, kind="extern", normalize=_pair_normalizer("vdot", with_out=False),
          aliases=(np.vdot,), doc="np.vdot(a, b): flattened, conjugating a; a NumPy scalar")
@@ -90,6 +99,7 @@ def _gufunc_aliases(name: str) -> tuple:
 for _name in ("matmul", "vecdot", "matvec", "vecmat"):
     if isinstance(getattr(np, _name, None), np.ufunc):
         register(_name, _gufunc_impl(getattr(np, _name)), kind="extern",
+                 shape_rule=_matmul_shape if _name == "matmul" else None,
                  normalize=_gufunc_normalizer(_name), aliases=_gufunc_aliases(_name),
                  doc=f"np.{_name}(x1, x2, dtype)" + (" and the @ operator"
                                                      if _name == "matmul" else ""))

@@ -21,6 +21,7 @@ from ._args import (as_dim, as_dtype, as_shape, axis_index, check_order, contain
                     dtype_kw, dtype_of, freeze, is_array, is_proxy, ndim_of, reject_device,
                     reject_like)
 from .registry import register
+from .sizes import same_as_first, shape_argument
 
 # ---------------------------------------------------------------- zeros / ones / empty / full
 
@@ -51,11 +52,11 @@ def _empty(shape: tuple, dtype: np.dtype, order: str = "C") -> np.ndarray:
     return np.empty(shape, dtype, order=order)
 
 
-register("zeros", _zeros, kind="creation", normalize=_filled_normalizer("zeros", float),
+register("zeros", _zeros, kind="creation", shape_rule=shape_argument, normalize=_filled_normalizer("zeros", float),
          aliases=(np.zeros,), doc="np.zeros(shape, dtype)")
-register("ones", _ones, kind="creation", normalize=_filled_normalizer("ones", None),
+register("ones", _ones, kind="creation", shape_rule=shape_argument, normalize=_filled_normalizer("ones", None),
          aliases=(np.ones,), doc="np.ones(shape, dtype)")
-register("empty", _empty, kind="creation", normalize=_filled_normalizer("empty", float),
+register("empty", _empty, kind="creation", shape_rule=shape_argument, normalize=_filled_normalizer("empty", float),
          aliases=(np.empty,), doc="np.empty(shape, dtype): values are undefined")
 
 
@@ -80,7 +81,7 @@ def _full(shape: tuple, fill_value: Any, dtype: np.dtype | None, order: str = "C
     return np.full(shape, fill_value, dtype, order=order)
 
 
-register("full", _full, kind="creation", normalize=_full_normalize, aliases=(np.full,),
+register("full", _full, kind="creation", shape_rule=shape_argument, normalize=_full_normalize, aliases=(np.full,),
          doc="np.full(shape, fill_value, dtype); fill_value may be an array (broadcast)")
 
 # ---------------------------------------------------------------- *_like
@@ -111,7 +112,7 @@ def _like_impl(fn):
 
 
 for _fn in (np.zeros_like, np.ones_like, np.empty_like):
-    register(_fn.__name__, _like_impl(_fn), kind="creation",
+    register(_fn.__name__, _like_impl(_fn), kind="creation", shape_rule=same_as_first,
              normalize=_like_normalizer(_fn.__name__), aliases=(_fn,),
              doc=f"np.{_fn.__name__}(a, dtype, order, shape): a fresh array"
                  + (" with undefined values" if _fn is np.empty_like else ""))
@@ -127,7 +128,7 @@ def _full_like(a: Any, fill_value: Any, dtype=None, order="K", shape=None) -> np
     return np.full_like(a, fill_value, dtype=dtype, order=order, shape=shape)
 
 
-register("full_like", _full_like, kind="creation", normalize=_full_like_normalize,
+register("full_like", _full_like, kind="creation", shape_rule=same_as_first, normalize=_full_like_normalize,
          aliases=(np.full_like,), doc="np.full_like(a, fill_value, dtype, order, shape)")
 
 # ---------------------------------------------------------------- ranges

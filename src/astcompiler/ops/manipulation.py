@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import sympy
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..exc import Unsupported
@@ -21,6 +22,7 @@ from ._args import (array_sequence, as_shape, axis_index, axis_tuple, check_cast
                     check_order, contains_proxy, dtype_kw, freeze, is_proxy, ndim_of,
                     optional_axis, reject_out)
 from .registry import register
+from .sizes import as_size, product
 
 # ---------------------------------------------------------------- ravel / flatten
 
@@ -38,9 +40,27 @@ def _flatten(a: np.ndarray, order: str = "C") -> np.ndarray:
     return a.flatten(order=order)
 
 
+def _flat_shape(ctx, args: tuple, kwargs: dict) -> tuple:
+    return (product(ctx.shape_of(args[0])),)
+
+
+def _concatenate_shape(ctx, args: tuple, kwargs: dict) -> tuple | None:
+    arrays = args[0]
+    axis = kwargs.get("axis", args[1] if len(args) > 1 else 0)
+    if axis is None or not isinstance(arrays, (tuple, list)) or not arrays:
+        return None
+    shapes = [ctx.shape_of(a) for a in arrays]
+    axis = axis % len(shapes[0])
+    out = list(shapes[0])
+    out[axis] = as_size(sum((sympy.sympify(s[axis]) for s in shapes), sympy.Integer(0)))
+    return tuple(out)
+
+
 register("ravel", _ravel, kind="view", normalize=_ravel_normalize, aliases=(np.ravel,),
+         shape_rule=_flat_shape,
          methods=("ravel",), doc="a 1-d view when the layout allows it, else a copy")
 register("flatten", _flatten, kind="extern", normalize=_ravel_normalize, methods=("flatten",),
+         shape_rule=_flat_shape,
          doc="a.flatten(order): always a copy")
 
 # ---------------------------------------------------------------- axis permutations
@@ -350,7 +370,7 @@ def _stack(arrays: tuple, axis: int = 0, dtype: np.dtype | None = None) -> np.nd
     return np.stack(arrays, axis=axis, dtype=dtype)
 
 
-register("concatenate", _concatenate, kind="extern",
+register("concatenate", _concatenate, kind="extern", shape_rule=_concatenate_shape,
          normalize=_join_normalizer("concatenate", 0), aliases=(np.concatenate,),
          doc="np.concatenate(arrays, axis, dtype); arrays is a tuple (capture maps proxies)")
 register("stack", _stack, kind="extern", normalize=_join_normalizer("stack", 1),

@@ -10,6 +10,8 @@ Each ``OpDef`` says, in one place:
   BLAS/LAPACK call from the wrapper);
 * ``scalar``: for pointwise ops, a numba scalar expression template (``"np.sin({0})"``);
 * ``reduction``: for reductions, the accumulator's init/combine/finalize;
+* ``shape_rule``: the output shape over symbolic sizes (``ops/sizes.py``); pointwise ops and
+  reductions have theirs by kind;
 * ``normalize``: how a call's arguments are brought to one canonical form, so that ``np.sum(x, 1)``
   and ``x.sum(axis=1)`` become the same node;
 * how user code reaches it: NumPy callables (``aliases``), ``ndarray`` methods, operators.
@@ -69,6 +71,7 @@ class OpDef:
     aliases: tuple = ()
     methods: tuple[str, ...] = ()
     side_effects: bool = False
+    shape_rule: Callable[..., Any] | None = None  # symbolic output shape (see ops/sizes.py)
     doc: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

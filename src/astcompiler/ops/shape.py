@@ -10,9 +10,11 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+import sympy
 
 from ._args import as_dim, freeze, ndim_of, optional_axis, reject_out
 from .registry import register
+from .sizes import as_size, product, slice_length
 
 
 def _getitem(a, index):
@@ -27,7 +29,37 @@ def _copy_into(dst, src):
     np.copyto(dst, src, casting="same_kind")
 
 
-register("getitem", _getitem, kind="view", aliases=(operator.getitem,),
+def _getitem_shape(ctx, args: tuple, kwargs: dict) -> tuple | None:
+    """Basic indexing: ints drop a dimension, slices give their length, None adds one."""
+    base, index = args
+    shape = ctx.shape_of(base)
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, (list, np.ndarray)) or len(ctx.shape_of(i)) > 0 for i in items
+           if not isinstance(i, (slice, int, type(None), type(Ellipsis)))):
+        return None  # advanced indexing
+    explicit = sum(1 for i in items if i is not None and i is not Ellipsis)
+    out: list = []
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            out.extend(shape[dim:dim + len(shape) - explicit])
+            dim += len(shape) - explicit
+        elif item is None:
+            out.append(1)
+        elif isinstance(item, slice):
+            if dim >= len(shape):
+                return None
+            length = slice_length(ctx, shape[dim], item)
+            if length is None:
+                return None
+            out.append(length)
+            dim += 1
+        else:  # an integer, constant or computed at run time
+            dim += 1
+    return tuple(out) + tuple(shape[dim:])
+
+
+register("getitem", _getitem, kind="view", aliases=(operator.getitem,), shape_rule=_getitem_shape,
          doc="a[index]: basic indexing is a view, integer/boolean arrays make a copy")
 register("setitem", _setitem, kind="mutation", side_effects=True, aliases=(operator.setitem,),
          doc="a[index] = value (NumPy casting and overlap semantics)")
@@ -63,7 +95,18 @@ def _reshape(a, shape, order="C"):
     return np.reshape(a, shape, order=order)
 
 
-register("reshape", _reshape, kind="view", normalize=_reshape_normalize,
+def _reshape_shape(ctx, args: tuple, kwargs: dict) -> tuple | None:
+    wanted = [ctx.value_expr(d) for d in args[1]]
+    if any(w is None for w in wanted):
+        return None
+    if any(w == -1 for w in wanted):
+        known = product([w for w in wanted if w != -1])
+        total = product(ctx.shape_of(args[0]))
+        wanted = [ctx.simplify(sympy.sympify(total) / known) if w == -1 else w for w in wanted]
+    return tuple(as_size(w) for w in wanted)
+
+
+register("reshape", _reshape, kind="view", normalize=_reshape_normalize, shape_rule=_reshape_shape,
          aliases=(np.reshape,), methods=("reshape",),
          doc="a view when the layout allows it, else a copy (as NumPy)")
 
@@ -82,7 +125,13 @@ def _transpose(a, axes):
     return np.transpose(a, axes)
 
 
+def _transpose_shape(ctx, args: tuple, kwargs: dict) -> tuple:
+    shape = ctx.shape_of(args[0])
+    return tuple(shape[a] for a in args[1])
+
+
 register("transpose", _transpose, kind="view", normalize=_transpose_normalize,
+         shape_rule=_transpose_shape,
          aliases=(np.transpose,), methods=("transpose",), doc="a.T, np.transpose(a, axes)")
 
 

@@ -341,10 +341,11 @@ class _Grouper:
         k = group.outer
         keep = shape_f[:k] + (1,) * (len(shape_f) - k)
         compact = shape_f[:k]
+        # members of shape () only exist when k == 0: per-kernel values, they broadcast anywhere
         if shape == shape_f:
-            ok = all(tuple(v.meta.shape) in (shape_f, keep) for v in members)
+            ok = all(tuple(v.meta.shape) in (shape_f, keep, ()) for v in members)
         elif shape == keep:
-            ok = all(tuple(v.meta.shape) == keep for v in members)
+            ok = all(tuple(v.meta.shape) in (keep, ()) for v in members)
         elif shape == compact and len(compact) < len(shape_f):
             ok = all(tuple(v.meta.shape) == compact for v in members)
         else:
