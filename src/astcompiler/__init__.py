@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar, overload
 
-from . import exc, testing
+from . import exc, pytree, testing
 from .capture.state import HANDLERS, is_compiling
 from .config import config
 from .capture.dynamic import MARKERS, DimMarker
@@ -119,5 +119,5 @@ for _fn in (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static, set_st
 
 __all__ = ["compile", "graph_break", "disable", "reset", "mark_dynamic", "maybe_mark_dynamic",
            "mark_unbacked", "mark_static", "set_stance", "is_compiling", "config", "explain",
-           "show", "exc", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
+           "show", "exc", "pytree", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
            "register_backend"]
