@@ -180,14 +180,17 @@ def test_closures_methods_lambdas_and_wraps():
     np.testing.assert_array_equal(Model().forward(X), X * 3.0)
 
 
-def test_unsupported_code_runs_eagerly_with_a_reason(capsys):
+def test_unsupported_statement_splits_the_function(capsys):
     def prints(x):
+        y = x * 2
         print("side effect")
-        return x + 1
+        return y + 1
 
     compiled = check_compiled(prints, X)
     entry = compiled.entries[0]
-    assert entry.is_eager and "print()" in entry.break_reason.reason
+    assert entry.pieces and "print()" in entry.break_reason.reason
+    assert [len(p.entries) for p in entry.pieces] == [1, 1]
+    assert all(not p.entries[0].is_eager for p in entry.pieces)
     assert capsys.readouterr().out.count("side effect") == 2
 
 

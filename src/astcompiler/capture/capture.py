@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..exc import GraphBreak
+from ..rewrite import is_generated
 from ..graph import Graph, Node, eliminate_common_subexpressions, eliminate_dead_code
 from ..ops import REGISTRY
 from .guard_facts import GuardSet
@@ -82,6 +83,9 @@ class _Outputs:
             return ("dict", list(value.keys()), [self.spec(v) for v in value.values()])
         if isinstance(value, (types.GeneratorType,)):
             raise GraphBreak("returning a generator from compiled code")
+        if isinstance(value, types.FunctionType) and is_generated(value):
+            raise GraphBreak("a function defined inside the compiled code escapes it "
+                             "(returned, or live across a graph break)")
         return ("const", value)
 
 

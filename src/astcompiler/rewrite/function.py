@@ -109,11 +109,23 @@ def align_tags(text: str, column: int = TAG_COLUMN) -> str:
     return "\n".join(out) + "\n"
 
 
+def _first_line(node: cst.FunctionDef | cst.Lambda, positions: dict) -> int:
+    """The definition's line; for a synthetic definition (pieces of a user function), the line
+    of its first statement that has a position."""
+    if node in positions:
+        return positions[node].start.line
+    body = getattr(getattr(node, "body", None), "body", ())
+    for statement in body:
+        if statement in positions:
+            return positions[statement].start.line
+    return 1
+
+
 def rewrite_definition(node: cst.FunctionDef | cst.Lambda, positions: dict, display: str,
                        closure_vars: Sequence[str] = (), name: str | None = None,
                        qualname: str | None = None) -> RewrittenFunction:
     """Graph-building module source for one parsed definition (no file written)."""
-    line = positions[node].start.line if node in positions else 1
+    line = _first_line(node, positions)
     tagged = node.visit(TagOrigins(positions, display))
     fn_name = name or (node.name.value if isinstance(node, cst.FunctionDef) else f"lambda_{line}")
     definition = _as_function(tagged, fn_name, display, line)

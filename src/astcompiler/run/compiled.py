@@ -32,7 +32,12 @@ def _location(fn: Callable) -> str:
     code = getattr(fn, "__code__", None)
     if code is None:
         return "?"
-    from ..source.loader import display_name
+    from ..source.loader import _SYNTHETIC, display_name
+    synthetic = _SYNTHETIC.get(code)
+    if synthetic is not None:  # a piece of a split function: where its statements are
+        body = getattr(synthetic.node.body, "body", ())
+        lines = [synthetic.positions[s].start.line for s in body if s in synthetic.positions]
+        return f"{synthetic.display_name}:{lines[0] if lines else '?'}"
     return f"{display_name(code.co_filename)}:{code.co_firstlineno}"
 
 

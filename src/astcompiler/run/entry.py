@@ -39,13 +39,16 @@ class CacheEntry:
     compile_time: float = 0.0
     break_reason: Unsupported | None = None
     files: list[str] = field(default_factory=list)
+    pieces: list[Any] = field(default_factory=list)  # CompiledFunctions of a split (prefix, resume)
+    split_code: str = ""
 
     @property
     def is_eager(self) -> bool:
-        return self.graph is None
+        return self.graph is None and not self.pieces
 
     def __repr__(self) -> str:
-        kind = "eager fallback" if self.is_eager else f"graph with {self.graph.op_count()} ops"
+        kind = ("split at a graph break" if self.pieces else "eager fallback" if self.graph is None
+                else f"graph with {self.graph.op_count()} ops")
         return f"<CacheEntry {kind}>"
 
 
@@ -171,6 +174,10 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
         if fullgraph:
             raise Unsupported(message, user_stack=error.user_stack, hint=None) from None
         partial = getattr(error, "capture_guards", None) or GuardSet()
+        split = split_entry(fn, error, partial, backend, policy, title, cache_dir)
+        if split is not None:
+            split.compile_time = time.perf_counter() - start
+            return split
         entry = eager_entry(fn, partial, getattr(error, "capture_namespace", {}), error, title,
                             cache_dir)
         entry.compile_time = time.perf_counter() - start
@@ -192,7 +199,11 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
     guard = build_guard(capture.guards, sig, fn, capture.namespace, title=title, cache_dir=cache_dir)
     graph_code = capture.graph.print_readable(print_output=False)
     example_inputs = [value for _, _, value in capture.inputs]
-    compiled = lower_graph(backend, capture.graph, example_inputs)
+    if capture.graph.op_count() == 0:  # nothing to compile (e.g. a resume that only returns)
+        from ..lower.eager import eager_backend
+        compiled = eager_backend(capture.graph, example_inputs)
+    else:
+        compiled = lower_graph(backend, capture.graph, example_inputs)
     output_code = compiled.output_code if isinstance(compiled, CompiledGraph) else \
         f"# user backend {getattr(backend, '__name__', backend)!r}: no generated source\n"
     run, run_code, run_path = build_run(capture, compiled, guard.params, fn, title, cache_dir)
@@ -205,6 +216,53 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
         + list(getattr(compiled, "files", []) or []))
     _log_entry(entry, title)
     return entry
+
+
+def _break_statement(fn: types.FunctionType, error: BaseException) -> int | None:
+    """Index of the top-level statement of ``fn`` where capture broke (None: not splittable)."""
+    from ..rewrite.function import _CACHE
+    from ..source.origins import SOURCE_MAPS
+    from .splitting import statement_index
+    rewritten = _CACHE.get(fn.__code__)
+    if rewritten is None or rewritten.origin is None or rewritten.origin.node.__class__.__name__ != "FunctionDef":
+        return None
+    line = None
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == rewritten.path and code.co_name == rewritten.name:
+            mapped = SOURCE_MAPS.get(code.co_filename, {}).get(tb.tb_lineno)
+            line = mapped[1] if mapped is not None else line
+        tb = tb.tb_next
+    return None if line is None else statement_index(rewritten.origin, line)
+
+
+def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, backend: Callable,
+                policy: Any, title: str, cache_dir: str) -> CacheEntry | None:
+    """The function split at the statement that broke (see ``run/splitting.py``)."""
+    from .compiled import CompiledFunction
+    from .splitting import plan_split, split_runner
+    if isinstance(error, NoSourceError):
+        return None
+    index = _break_statement(fn, error)
+    if index is None:
+        return None
+    from ..rewrite.function import _CACHE
+    plan = plan_split(fn, _CACHE[fn.__code__].origin, index, cache_dir)
+    dynamic = getattr(policy, "dynamic", None)
+    pieces = [CompiledFunction(f, backend=backend, dynamic=dynamic)
+              for f in (plan.prefix, plan.resume) if f is not None]
+    prefix = pieces[0] if plan.prefix is not None else None
+    resume = pieces[-1] if plan.resume is not None else None
+    guard = build_guard(guards, signature_of(fn), fn, getattr(error, "capture_namespace", {}),
+                        title=title, cache_dir=cache_dir)
+    run = split_runner(plan, prefix, resume, fn)
+    code = "\n".join(f"# ----- {name} -----\n{text}" for name, text in plan.sources.items())
+    return CacheEntry(guard=guard, run=run, guards=guard.source, break_reason=error,
+                      pieces=pieces, split_code=code,
+                      output_code=f"# split at statement {index}: the prefix runs compiled, the "
+                                  f"statement that broke runs in Python, the rest resumes "
+                                  f"compiled\n{code}")
 
 
 def _is_user_error(error: Exception) -> bool:

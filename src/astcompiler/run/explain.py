@@ -71,8 +71,19 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     return run
 
 
+def all_entries(entries: list) -> list:
+    """Entries, and those of the pieces a graph break split them into, depth first."""
+    found = []
+    for entry in entries:
+        found.append(entry)
+        for piece in entry.pieces:
+            found.extend(all_entries(piece.entries))
+    return found
+
+
 def _summarize(entries: list) -> ExplainOutput:
-    graphs = [e.graph for e in entries if e.graph is not None]
+    entries = all_entries(entries)
+    graphs = [e.graph for e in entries if e.graph is not None and e.graph.op_count() > 0]
     reasons = [BreakReason(e.break_reason.reason, list(e.break_reason.user_stack))
                for e in entries if e.break_reason is not None]
     ops_per_graph = [[n.target for n in g.call_nodes()] for g in graphs]

@@ -8,14 +8,15 @@ from typing import Any, TextIO
 SECTIONS = ("rewritten_code", "guards", "graph_code", "output_code")
 
 
-def format_entries(compiled: Any) -> str:
+def format_entries(compiled: Any, depth: int = 0) -> str:
     entries = compiled.entries
     lines = [f"=== {compiled.title}: {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'}"]
     if not entries:
         lines.append("(not compiled yet: call the function once)")
     for index, entry in enumerate(entries):
         lines.append("")
-        status = "eager fallback" if entry.is_eager else f"{entry.graph.op_count()} ops"
+        status = ("split at a graph break" if entry.pieces else "eager fallback" if entry.is_eager
+                  else f"{entry.graph.op_count()} ops")
         lines.append(f"--- entry {index} ({status}, compiled in {entry.compile_time * 1e3:.1f} ms)")
         if entry.break_reason is not None:
             lines.append(f"graph break: {entry.break_reason.reason}")
@@ -26,6 +27,9 @@ def format_entries(compiled: Any) -> str:
             if text:
                 lines.append(f"\n# ----- {section} -----")
                 lines.append(text.rstrip("\n"))
+        for piece in entry.pieces:
+            lines.append("")
+            lines.append(format_entries(piece, depth + 1).rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 

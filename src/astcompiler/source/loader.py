@@ -141,11 +141,25 @@ def _find_definition(code: types.CodeType, positions: dict) -> cst.FunctionDef |
     return best
 
 
+# Functions the compiler builds from pieces of user functions (graph-break prefixes and resume
+# functions): their definition is a libcst node made of the user's own statements, so origins
+# still name the user's file and lines.
+_SYNTHETIC: dict[types.CodeType, FunctionSource] = {}
+
+
+def register_synthetic(code: types.CodeType, source: FunctionSource) -> None:
+    with _PARSED_LOCK:
+        _SYNTHETIC[code] = source
+
+
 def function_source(fn: Callable) -> FunctionSource:
     """The source of ``fn`` (a Python function); raises ``NoSourceError`` if there is none."""
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         raise NoSourceError(f"{fn!r} is not a Python function with source code")
+    synthetic = _SYNTHETIC.get(code)
+    if synthetic is not None:
+        return synthetic
     filename = code.co_filename
     text = _file_text(filename, getattr(fn, "__globals__", None))
     if not text:

@@ -412,24 +412,39 @@ class KernelEmitter:
             body()
         w.close()
 
-    # -- the function ---------------------------------------------------------------------
+    # -- functions ----------------------------------------------------------------------
 
-    def emit(self, name: str, parallel: bool) -> str:
-        self.parallel = parallel
-        w = _Writer()
-        self.prelude(w)
-        if self.k.style == "pointwise":
-            self.pointwise_body(w)
-        elif self.k.style == "rows":
-            self.rows_body(w)
-        else:
-            self.columns_body(w)
-        if self.returns:
-            w("return " + ", ".join(self.local[n] for n in self.returns))
-        params = [self.param[n] for n in self.k.inputs] + [self.out[n] for n in self.buffers]
+    def params(self) -> list[str]:
+        return [self.param[n] for n in self.k.inputs] + [self.out[n] for n in self.buffers]
+
+    def context(self) -> list[str]:
+        """What an entry computes once and hands to the body functions it calls."""
+        names = list(self.scalar_input.values())
+        names += [f"n{d}" for d in range(self.ndim) if self.k.shape[d] != 1]
+        return names + (["count"] if self.reductions else [])
+
+    @staticmethod
+    def function(name: str, args: list[str], w: _Writer, parallel: bool = False) -> str:
         flags = 'cache={cache}, error_model="numpy"' + (", parallel=True" if parallel else "")
-        head = [f"@numba.njit({flags})", f"def {name}({', '.join(params)}):"]
-        return "\n".join(head + w.lines) + "\n"
+        head = [f"@numba.njit({flags})", f"def {name}({', '.join(args)}):"]
+        return "\n".join(head + (w.lines or ["    pass"])) + "\n"
+
+    def functions(self) -> list[str]:
+        """Every function of the module: body functions first, then the entry points."""
+        k = self.k
+        if k.style == "rows" and k.outer > 0:
+            sources = [self.row_function()]
+            entry = self.row_entry
+        elif k.style == "rows":
+            sources = self.sweep_functions()
+            entry = self.whole_entry
+        else:
+            sources = []
+            entry = self.loop_entry
+        sources.append(entry(k.name, False))
+        if k.parallel_dim is not None:
+            sources.append(entry(f"{k.name}_parallel", True))
+        return sources
 
     def prelude(self, w: _Writer) -> None:
         for d, source in enumerate(self.k.dims):
@@ -454,63 +469,151 @@ class KernelEmitter:
         for node, name in self.scalar_input.items():
             w(f"{name} = {self.param[node]}[()]")
 
-    def pointwise_body(self, w: _Writer) -> None:
-        def body() -> None:
-            for node in self.k.nodes:
-                self.compute(w, node)
-            for node in self.buffers:
-                self.store(w, node)
+    def finish_entry(self, w: _Writer) -> None:
+        if self.returns:
+            w("return " + ", ".join(self.local[n] for n in self.returns))
 
-        opened = 0
-        for d in range(self.ndim):
-            if self.k.shape[d] != 1:
-                loop = "numba.prange" if self.parallel and d == self.k.parallel_dim else "range"
-                w.open(f"for i{d} in {loop}(n{d}):")
-                opened += 1
-        body()
-        w.close(opened)
+    # pointwise and columns kernels: one loop nest in the entry itself
 
-    def rows_body(self, w: _Writer) -> None:
+    def loop_entry(self, name: str, parallel: bool) -> str:
+        self.parallel = parallel
+        w = _Writer()
+        self.prelude(w)
+        if self.k.style == "pointwise":
+            prange = self.k.parallel_dim if parallel else None
+            self.nest(w, list(range(self.ndim)), lambda: self.pointwise_element(w), 1,
+                      prange=prange)
+        else:
+            self.columns_body(w)
+        self.finish_entry(w)
+        return self.function(name, self.params(), w, parallel)
+
+    def pointwise_element(self, w: _Writer) -> None:
+        for node in self.k.nodes:
+            self.compute(w, node)
+        for node in self.buffers:
+            self.store(w, node)
+
+    # rows kernels with outer axes: a row function, called by serial and parallel loops
+
+    def row_args(self) -> list[str]:
+        outer = [f"i{d}" for d in range(self.k.outer) if self.k.shape[d] != 1]
+        return self.params() + self.context() + list(self.temp.values()) + outer
+
+    def row_function(self) -> str:
+        """Everything one outer index needs: its sweeps and its per-row values."""
+        w = _Writer()
+        self.parallel = False
+        self.outer_nodes(w, self.k.prologue)
+        for sweep in self.k.sweeps:
+            self.serial_sweep(w, sweep)
+            self.finish_sweep(w, sweep)
+            self.outer_nodes(w, sweep.after)
+        return self.function(f"{self.k.name}_row", self.row_args(), w)
+
+    def temp_allocations(self, w: _Writer) -> None:
+        inner = [self.bound(d) for d in range(self.k.outer, self.ndim)]
+        for node, name in self.temp.items():
+            w(f"{name} = np.empty(({', '.join(inner)},), {type_name(node.meta.dtype)})")
+
+    def row_entry(self, name: str, parallel: bool) -> str:
         k = self.k
-        inner_shape = [self.bound(d) for d in range(k.outer, self.ndim)]
-        temps = [f"{name} = np.empty(({', '.join(inner_shape)},), {type_name(node.meta.dtype)})"
-                 for node, name in self.temp.items()]
-        if not self.parallel:  # one row temporary for all rows; per row (per thread) in parallel
-            for line in temps:
-                w(line)
+        self.parallel = parallel
+        w = _Writer()
+        self.prelude(w)
+        if not parallel:  # one row temporary for all rows; per row in parallel
+            self.temp_allocations(w)
         opened = 0
         for d in range(k.outer):
             if k.shape[d] != 1:
-                loop = "numba.prange" if self.parallel and d == k.parallel_dim else "range"
+                loop = "numba.prange" if parallel and d == k.parallel_dim else "range"
                 w.open(f"for i{d} in {loop}(n{d}):")
                 opened += 1
-        if self.parallel:
-            for line in temps:
-                w(line)
+        if parallel:
+            self.temp_allocations(w)
+        w(f"{k.name}_row({', '.join(self.row_args())})")
+        w.close(opened)
+        return self.function(name, self.params(), w, parallel)
+
+    # whole-array reductions (no outer axes): one function per sweep over a slice of axis 0
+
+    def sweep_results(self, sweep: Sweep) -> list[str]:
+        names: list[str] = []
+        for node in sweep.reductions:
+            rule = self.rule(node)
+            names.append(self.acc[node])
+            if rule.nan_flag:
+                names.append(f"nan_{self.acc[node]}")
+            if rule.arg:
+                names.append(f"idx_{self.acc[node]}")
+        return names
+
+    def sweep_functions(self) -> list[str]:
+        """Sweeps of a whole-array kernel; each returns its (lane-merged) accumulators."""
+        sources = []
+        self.parallel = False
+        known = self.outer_names_before()
+        for sweep in self.k.sweeps:
+            w = _Writer()
+            lanes = self.lanes_for(sweep)
+            for lane in self.lane_list(lanes, self.ndim - 1):
+                with self.in_lane(lane):
+                    for node in sweep.reductions:
+                        self.init_acc(w, node, sweep.phase[node])
+            self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep), lanes,
+                      {0: ("lo", "hi")})
+            self.merge_lanes(w, sweep, lanes)
+            results = self.sweep_results(sweep)
+            if results:
+                w("return " + ", ".join(results))
+            args = self.params() + self.context() + list(self.temp.values()) + known[sweep.index]
+            sources.append(self.function(self.sweep_name(sweep), args + ["lo", "hi"], w))
+        return sources
+
+    def sweep_name(self, sweep: Sweep) -> str:
+        return f"{self.k.name}_sweep{sweep.index}"
+
+    def outer_names_before(self) -> dict[int, list[str]]:
+        """Per sweep, the per-kernel values already known when it starts."""
+        known: dict[int, list[str]] = {}
+        names = [self.local[n] for n in self.k.prologue if not isinstance(self.k.rules[n],
+                                                                          ReductionRule)]
+        for sweep in self.k.sweeps:
+            known[sweep.index] = list(names)
+            for node in sweep.reductions:
+                rule = self.rule(node)
+                if rule.two_pass and sweep.phase[node] == 1:
+                    names.append(self.acc_name(node, "mean"))
+                else:
+                    names.append(self.local[node])
+            names += [self.local[n] for n in sweep.after
+                      if not isinstance(self.k.rules[n], ReductionRule)]
+        return known
+
+    def whole_entry(self, name: str, parallel: bool) -> str:
+        k = self.k
+        self.parallel = parallel
+        known = self.outer_names_before()
+        w = _Writer()
+        self.prelude(w)
+        self.temp_allocations(w)
         self.outer_nodes(w, k.prologue)
         for sweep in k.sweeps:
-            chunked = (self.parallel and k.outer == 0 and k.parallel_dim == 0
-                       and all(self.rule(n).merge for n in sweep.reductions))
-            if chunked:
-                self.chunked_sweep(w, sweep)
+            args = self.params() + self.context() + list(self.temp.values()) + known[sweep.index]
+            results = self.sweep_results(sweep)
+            target = f"{', '.join(results)} = " if results else ""
+            mergeable = all(self.rule(n).merge for n in sweep.reductions)
+            if parallel and mergeable and k.parallel_dim == 0:
+                self.chunked_call(w, sweep, args)
             else:
-                self.serial_sweep(w, sweep)
+                w(f"{target}{self.sweep_name(sweep)}({', '.join(args + ['0', self.bound(0)])})")
             self.finish_sweep(w, sweep)
             self.outer_nodes(w, sweep.after)
-        w.close(opened)
+        self.finish_entry(w)
+        return self.function(name, self.params(), w, parallel)
 
-    def serial_sweep(self, w: _Writer, sweep: Sweep) -> None:
-        k = self.k
-        lanes = self.lanes_for(sweep)
-        for lane in self.lane_list(lanes, self.ndim - 1):
-            with self.in_lane(lane):
-                for node in sweep.reductions:
-                    self.init_acc(w, node, sweep.phase[node])
-        self.nest(w, list(range(k.outer, self.ndim)), lambda: self.sweep_body(w, sweep), lanes)
-        self.merge_lanes(w, sweep, lanes)
-
-    def chunked_sweep(self, w: _Writer, sweep: Sweep) -> None:
-        """A whole-array sweep split into slices of axis 0, run in parallel, merged in order."""
+    def chunked_call(self, w: _Writer, sweep: Sweep, args: list[str]) -> None:
+        """Run a sweep over slices of axis 0 in parallel; merge the slices' results in order."""
         reds = sweep.reductions
         w(f"chunks = max(1, min(n0, {CHUNKS}))")
         for node in reds:
@@ -519,44 +622,44 @@ class KernelEmitter:
             if rule.nan_flag:
                 w(f"{self.acc_name(node, 'partnan')} = np.empty(chunks, np.bool_)")
         w.open("for c in numba.prange(chunks):")
-        w("lo = c * n0 // chunks")
-        w("hi = (c + 1) * n0 // chunks")
-        lanes = self.lanes_for(sweep)
-        lane_list = self.lane_list(lanes, self.ndim - 1) if lanes > 1 else [_Lane("_c")]
-        for lane in lane_list:
-            with self.in_lane(lane):
-                for node in reds:
-                    self.init_acc(w, node, sweep.phase[node])
-        body_lanes = lanes if lanes > 1 else 1
-        if lanes == 1:
-            with self.in_lane(_Lane("_c")):
-                self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep), 1,
-                          {0: ("lo", "hi")})
+        call = f"{self.sweep_name(sweep)}({', '.join(args + ['c * n0 // chunks', '(c + 1) * n0 // chunks'])})"
+        if not reds:
+            w(call)
         else:
-            self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep), body_lanes,
-                      {0: ("lo", "hi")})
-            self.merge_lanes(w, sweep, lanes, into="_c")
-        for node in reds:
-            w(f"{self.acc_name(node, 'part')}[c] = {self.acc[node]}_c")
-            if self.rule(node).nan_flag:
-                w(f"{self.acc_name(node, 'partnan')}[c] = nan_{self.acc[node]}_c")
+            local = [f"{r}_c" for r in self.sweep_results(sweep)]
+            w(f"{', '.join(local)} = {call}")
+            for node in reds:
+                w(f"{self.acc_name(node, 'part')}[c] = {self.acc[node]}_c")
+                if self.rule(node).nan_flag:
+                    w(f"{self.acc_name(node, 'partnan')}[c] = nan_{self.acc[node]}_c")
         w.close()
+        if not reds:
+            return
+        for node in reds:
+            w(f"{self.acc[node]} = {self.acc_name(node, 'part')}[0]")
+            if self.rule(node).nan_flag:
+                w(f"nan_{self.acc[node]} = {self.acc_name(node, 'partnan')}[0]")
+        w.open("for c in range(1, chunks):")
         for node in reds:
             rule = self.rule(node)
-            part = self.acc_name(node, "part")
-            w(f"{self.acc[node]} = {part}[0]")
+            part = f"{self.acc_name(node, 'part')}[c]"
+            w(f"{self.acc[node]} = {self.merged(rule, self.acc[node], part)}")
             if rule.nan_flag:
-                w(f"nan_{self.acc[node]} = {self.acc_name(node, 'partnan')}[0]")
-        if reds:
-            w.open("for c in range(1, chunks):")
-            for node in reds:
-                rule = self.rule(node)
-                part = f"{self.acc_name(node, 'part')}[c]"
-                w(f"{self.acc[node]} = {self.merged(rule, self.acc[node], part)}")
-                if rule.nan_flag:
-                    flag = f"nan_{self.acc[node]}"
-                    w(f"{flag} = {flag} | {self.acc_name(node, 'partnan')}[c]")
-            w.close()
+                flag = f"nan_{self.acc[node]}"
+                w(f"{flag} = {flag} | {self.acc_name(node, 'partnan')}[c]")
+        w.close()
+
+    def serial_sweep(self, w: _Writer, sweep: Sweep) -> None:
+        lanes = self.lanes_for(sweep)
+        for lane in self.lane_list(lanes, self.ndim - 1):
+            with self.in_lane(lane):
+                for node in sweep.reductions:
+                    self.init_acc(w, node, sweep.phase[node])
+        self.nest(w, list(range(self.k.outer, self.ndim)), lambda: self.sweep_body(w, sweep),
+                  lanes)
+        self.merge_lanes(w, sweep, lanes)
+
+    # columns kernels: array accumulators over the kept axes, one C-order sweep
 
     def kept_index(self) -> str:
         return self.index([self.var(d) for d in self.k.kept_axes])
@@ -577,7 +680,6 @@ class KernelEmitter:
                 w(f"{self.acc_name(node, 'nan')} = np.empty({self.kept_shape()}, np.bool_)")
             if rule.two_pass:
                 w(f"{self.acc_name(node, 'mean')} = np.empty({self.kept_shape()}, np.float64)")
-
         prange = k.parallel_dim if self.parallel else None
 
         def kept_loop(body: Callable[[], None]) -> None:
@@ -602,26 +704,26 @@ class KernelEmitter:
 
 
 def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool) -> KernelCode:
-    """The source of a kernel module (helpers, serial kernel, parallel twin) and its calling shape."""
+    """The source of a kernel module (helpers, body functions, entry points) and its calls."""
     emitter = KernelEmitter(kernel, plan)
-    parts = [emitter.emit(kernel.name, parallel=False)]
-    parallel_name = None
-    if kernel.parallel_dim is not None:
-        parallel_name = f"{kernel.name}_parallel"
-        parts.append(emitter.emit(parallel_name, parallel=True))
+    functions = emitter.functions()
+    parallel_name = f"{kernel.name}_parallel" if kernel.parallel_dim is not None else None
     origins: list[str] = []
     for node in kernel.nodes:
         if node.origin and node.origin not in origins:
             origins.append(node.origin)
+    entries = f"{kernel.name}" + (f" (serial) and {parallel_name} (prange)" if parallel_name
+                                  else "")
     header = [f'"""{kernel.name}: {kernel.style} kernel over {_shape_text(kernel)}.',
               "",
               "Generated by astcompiler's numba backend. Nodes: "
               + ", ".join(n.name for n in kernel.nodes) + ".",
               *(["Source lines: " + ", ".join(origins) + "."] if origins else []),
+              f"Entry points: {entries}.",
               '"""', "", "import numpy as np", "import numba", ""]
     helpers = [f"\n@numba.njit(cache={{cache}}, error_model=\"numpy\")\n{helper_source(key)}"
                for key in emitter.helpers]
-    body = "\n".join(header) + "".join(helpers) + "\n\n" + "\n\n".join(parts)
+    body = "\n".join(header) + "".join(helpers) + "\n\n" + "\n\n".join(functions)
     source = body.replace("{cache}", "True" if cache else "False")
     return KernelCode(kernel.name, source, parallel_name, list(kernel.inputs),
                       list(emitter.buffers), list(emitter.returns), kernel)
