@@ -57,6 +57,38 @@ def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
     return decorate(fn)
 
 
+def nonstrict_trace(traceable_fn: Callable | None = None, **kwargs: Any) -> Any:
+    """Mark a function to be traced non-strictly: inside compiled code its call is one opaque
+    node; its body is traced by operator overloading (not rewritten), so anything may happen in
+    it, ``graph_break()`` included. Returns a new wrapper; ``traceable_fn`` itself is unchanged."""
+    if traceable_fn is None:
+        traceable_fn = kwargs.pop("traceable_fn", None)
+    if kwargs:
+        raise TypeError(f"nonstrict_trace() got unexpected keyword arguments {sorted(kwargs)}")
+    assert callable(traceable_fn), "nonstrict_trace expects a callable"
+    import functools
+
+    @functools.wraps(traceable_fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        return traceable_fn(*args, **kw)
+
+    wrapper.__ac_nonstrict__ = traceable_fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def allow_in_graph(fn: F) -> F:
+    """Put calls of ``fn`` in the graph as one node, called as is at run time (arrays and
+    primitives in, arrays out); its body is never traced."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    wrapper.__ac_allow_in_graph__ = fn  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
 def graph_break() -> None:
     """An explicit graph break; a no-op when run eagerly."""
 
@@ -113,11 +145,12 @@ def _forbidden_handler(name: str) -> Any:
 
 
 HANDLERS[graph_break] = _graph_break_handler
+HANDLERS[nonstrict_trace] = lambda runtime, *args, **kwargs: nonstrict_trace(*args, **kwargs)
 HANDLERS[is_compiling] = _is_compiling_handler
 for _fn in (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static, set_stance):
     HANDLERS[_fn] = _forbidden_handler(_fn.__name__)
 
-__all__ = ["compile", "graph_break", "disable", "reset", "mark_dynamic", "maybe_mark_dynamic",
+__all__ = ["compile", "nonstrict_trace", "allow_in_graph", "graph_break", "disable", "reset", "mark_dynamic", "maybe_mark_dynamic",
            "mark_unbacked", "mark_static", "set_stance", "is_compiling", "config", "explain",
            "show", "exc", "pytree", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
            "register_backend"]

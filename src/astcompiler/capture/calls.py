@@ -112,6 +112,21 @@ def _numpy_scalar_type(runtime: "Runtime", kind: type, args: tuple, kwargs: dict
     return kind(*args, **kwargs)
 
 
+def _is_pytree_class(cls: type) -> bool:
+    from ..pytree import DEFAULT as pytrees
+    return cls in pytrees._nodes and cls not in (tuple, list, dict, type(None))
+
+
+def _construct_pytree(cls: type, args: tuple, kwargs: dict) -> Any:
+    """A registered pytree class (a container of arrays) is built as is; a registered constant
+    must come from outside (it is compared by equality in guards)."""
+    from ..pytree import DEFAULT as pytrees
+    if pytrees._nodes[cls].constant:
+        raise GraphBreak(f"constructing {cls.__qualname__} (registered with register_constant) "
+                         "inside the compiled region; create it outside and pass it in")
+    return cls(*args, **kwargs)
+
+
 def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any:
     """Capture one call; see the module docstring for the order of the cases."""
     if isinstance(fn, BoundMethod):
@@ -122,6 +137,14 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         return dispatch_call(runtime, getattr(fn, "__call__"), args, kwargs)
     if getattr(fn, "__ac_traced_method__", False) or runtime.is_generated(fn):
         return fn(*args, **kwargs)
+    nonstrict = getattr(fn, "__ac_nonstrict__", None)
+    if nonstrict is not None:
+        from .nonstrict import trace_nonstrict
+        return trace_nonstrict(runtime, fn, nonstrict, args, kwargs)
+    allowed = getattr(fn, "__ac_allow_in_graph__", None)
+    if allowed is not None:
+        from .nonstrict import call_allowed
+        return call_allowed(runtime, allowed, args, kwargs)
     if _hashable(fn):
         op = REGISTRY.lookup_callable(fn)
         if op is not None:
@@ -138,6 +161,8 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         return runtime.tracer.trace_op(op, (ufunc, *args), kwargs)
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return _numpy_scalar_type(runtime, fn, args, kwargs)
+    if isinstance(fn, type) and _is_pytree_class(fn):
+        return _construct_pytree(fn, args, kwargs)
     unwrapped = getattr(fn, "_ac_original", None)  # another compiled function: inline it
     if unwrapped is not None:
         return runtime.inline(unwrapped, args, kwargs)

@@ -124,6 +124,11 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
         return value
     if isinstance(value, (ArrayProxy, ObjectProxy)):
         return value
+    from ..pytree import DEFAULT as pytrees
+    if pytrees.is_constant(value):  # register_constant: compared by equality
+        guards.add("type", source, kind)
+        guards.add("equals", source, value)
+        return value
     guards.add("id", source, value)
     return ObjectProxy(tracer, value, source)
 

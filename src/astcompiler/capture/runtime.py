@@ -122,7 +122,11 @@ class Runtime:
         """Capture a call to a user function by rewriting and running its body."""
         bound = signature_of(fn).bind(*args, **kwargs)
         bound.apply_defaults()
-        return self.run_function(fn, bound.args, bound.kwargs)
+        try:
+            return self.run_function(fn, bound.args, bound.kwargs)
+        except GraphBreak as error:  # remember where it broke: the split compiles the callee
+            error.__dict__.setdefault("inlined", []).append(fn)
+            raise
 
     @staticmethod
     def is_generated(fn: Any) -> bool:

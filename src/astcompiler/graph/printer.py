@@ -62,6 +62,11 @@ def _annotation(node: Node) -> str:
 
 def _format_region(node: Node, indent: str) -> list[str]:
     origin = f"  # {node.origin}" if node.origin else ""
+    if node.target == "nonstrict_call":  # one opaque call: one line
+        args = ", ".join(format_value(a) for a in node.args)
+        fn = node.extra.get("names", ["fn"])[0]
+        ops = node.extra["subgraphs"]["body"].op_count()
+        return [f"{indent}{node.name} = nonstrict_trace.{fn}({args}){origin}  (traced: {ops} ops)"]
     names = ", ".join(node.extra.get("names", ()))
     args = ", ".join(format_value(a) for a in node.args)
     lines = [f"{indent}{node.name} = region.{node.target}({args}){origin}"]

@@ -9,8 +9,8 @@ def _eager():
 
 
 def _aot_eager():
-    from .eager import eager_backend
-    return eager_backend
+    from .eager import aot_eager_backend
+    return aot_eager_backend
 
 
 def _numba():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..graph import Graph, Node, map_nodes
 from ..ops import REGISTRY
 from .base import CompiledGraph
@@ -21,8 +23,10 @@ def _python(node: Node, value: Any) -> Any:
     return meta.pytype(value) if meta is not None and meta.pytype is not None else value
 
 
-def interpret(graph: Graph, inputs: tuple) -> tuple:
-    """Evaluate ``graph`` on concrete inputs."""
+def interpret(graph: Graph, inputs: tuple, call_original: bool = True) -> tuple:
+    """Evaluate ``graph`` on concrete inputs. ``call_original``: nonstrict_trace regions call the
+    user's function (the ``eager`` backend) instead of running their traced subgraph
+    (``aot_eager``)."""
     env: dict[Node, Any] = {}
     for node, value in zip(graph.placeholders, inputs):
         env[node] = _python(node, value)
@@ -33,15 +37,37 @@ def interpret(graph: Graph, inputs: tuple) -> tuple:
             kwargs = map_nodes(node.kwargs, lookup)
             env[node] = _python(node, REGISTRY[node.target].impl(*args, **kwargs))
         elif node.op == "region":
-            env[node] = run_region(node, [map_nodes(a, lookup) for a in node.args])
+            env[node] = run_region(node, [map_nodes(a, lookup) for a in node.args], call_original)
         elif node.op == "output":
             return tuple(map_nodes(node.args[0], lookup))
     raise AssertionError("graph has no output node")
 
 
-def run_region(node: Node, args: list[Any]) -> tuple:
+def run_nonstrict(node: Node, args: list[Any], call_original: bool) -> tuple:
+    """A nonstrict_trace call: the original function, or its traced subgraph."""
+    from ..pytree import DEFAULT as pytrees
+    info = node.extra
+    if not call_original:
+        return interpret(info["subgraphs"]["body"], tuple(args), call_original)
+    leaves = list(info["leaves"])
+    for position, value in zip(info["array_positions"], args[:info["n_inputs"]]):
+        leaves[position] = value
+    call_args, call_kwargs = pytrees.tree_unflatten(leaves, info["in_spec"])
+    result = info["fn"](*call_args, **call_kwargs)
+    out_leaves, out_spec = pytrees.tree_flatten(result)
+    arrays = [i for i, leaf in enumerate(out_leaves) if isinstance(leaf, np.ndarray)]
+    if out_spec != info["out_spec"] or arrays != info["array_out"]:
+        raise AssertionError(
+            f"{getattr(info['fn'], '__qualname__', 'function')} (nonstrict_trace) must return the "
+            f"same output structure on every call: traced {info['out_spec']}, now {out_spec}")
+    return tuple(out_leaves[i] for i in arrays)
+
+
+def run_region(node: Node, args: list[Any], call_original: bool = True) -> tuple:
     """Run a structured region on concrete values; returns the final carried state."""
     info = node.extra
+    if node.target == "nonstrict_call":
+        return run_nonstrict(node, args, call_original)
     n_controls, n_carried = info["n_controls"], info["n_carried"]
     controls = args[:n_controls]
     state = tuple(args[n_controls:n_controls + n_carried])
@@ -53,26 +79,37 @@ def run_region(node: Node, args: list[Any]) -> tuple:
             return state
         body = subgraphs["body"]
         for index in range(int(start), int(stop), int(step)):
-            results = interpret(body, (index, *state, *captured))
+            results = interpret(body, (index, *state, *captured), call_original)
             state, go = results[:n_carried], results[n_carried]
             if not go:
                 break
         return tuple(state)
     if node.target == "while_loop":
         cond, body = subgraphs["cond"], subgraphs["body"]
-        while interpret(cond, (*state, *captured))[-1]:
-            state = interpret(body, (*state, *captured))
+        while interpret(cond, (*state, *captured), call_original)[-1]:
+            state = interpret(body, (*state, *captured), call_original)
         return tuple(state)
     if node.target == "cond":
         branch = subgraphs["true"] if controls[0] else subgraphs["false"]
-        return interpret(branch, (*state, *captured))
+        return interpret(branch, (*state, *captured), call_original)
     raise AssertionError(f"unknown region kind {node.target!r}")
 
 
 def eager_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
+    """Op by op with NumPy; nonstrict_trace calls run the user's original function."""
     def run(*inputs: Any) -> tuple:
-        return interpret(graph, inputs)
+        return interpret(graph, inputs, True)
 
     code = "# eager backend: the graph runs op by op on NumPy\n" + graph.print_readable(
         "eager_forward", print_output=False)
+    return CompiledGraph(run, output_code=code)
+
+
+def aot_eager_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
+    """As eager, but nonstrict_trace calls run their traced subgraphs."""
+    def run(*inputs: Any) -> tuple:
+        return interpret(graph, inputs, False)
+
+    code = "# aot_eager backend: the graph (nonstrict_trace calls expanded) op by op on NumPy\n" \
+        + graph.print_readable("aot_eager_forward", print_output=False)
     return CompiledGraph(run, output_code=code)

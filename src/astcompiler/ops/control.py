@@ -21,3 +21,11 @@ def _dim_size(a: Any, dim: int) -> int:
 
 register("dim_size", _dim_size, kind="extern",
          doc="a.shape[dim] read at run time: the value of a dynamic size")
+
+
+def _call_function(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, **kwargs)
+
+
+register("call_function", _call_function, kind="extern",
+         doc="allow_in_graph: the user's function called as is, one node in the graph")

@@ -248,15 +248,23 @@ def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, ba
     if index is None:
         return None
     from ..rewrite.function import _CACHE
-    plan = plan_split(fn, _CACHE[fn.__code__].origin, index, cache_dir)
+    from .splitting import names_in
+    origin = _CACHE[fn.__code__].origin
     dynamic = getattr(policy, "dynamic", None)
+    callee = (getattr(error, "inlined", None) or [None])[-1]  # the user function it broke in
+    statement = origin.node.body.body[index]
+    overrides = [name for name in names_in([statement])
+                 if callee is not None and fn.__globals__.get(name) is callee][:1]
+    plan = plan_split(fn, origin, index, cache_dir, overrides)
     pieces = [CompiledFunction(f, backend=backend, dynamic=dynamic)
               for f in (plan.prefix, plan.resume) if f is not None]
     prefix = pieces[0] if plan.prefix is not None else None
     resume = pieces[-1] if plan.resume is not None else None
+    callees = [CompiledFunction(callee, backend=backend, dynamic=dynamic) for _ in overrides]
+    pieces += callees
     guard = build_guard(guards, signature_of(fn), fn, getattr(error, "capture_namespace", {}),
                         title=title, cache_dir=cache_dir)
-    run = split_runner(plan, prefix, resume, fn)
+    run = split_runner(plan, prefix, resume, fn, callees)
     code = "\n".join(f"# ----- {name} -----\n{text}" for name, text in plan.sources.items())
     return CacheEntry(guard=guard, run=run, guards=guard.source, break_reason=error,
                       pieces=pieces, split_code=code,

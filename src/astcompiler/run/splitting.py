@@ -109,6 +109,7 @@ class SplitPlan:
     brk: types.FunctionType
     resume: types.FunctionType | None
     sources: dict[str, str]    # name -> generated source (for show)
+    overrides: list[str]       # names the break statement calls that get a compiled version
 
 
 def statement_index(origin: FunctionSource, line: int) -> int | None:
@@ -159,7 +160,7 @@ def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: Fu
 
 
 def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int,
-               cache_dir: str) -> SplitPlan:
+               cache_dir: str, overrides: Sequence[str] = ()) -> SplitPlan:
     """Build the prefix, break and resume functions for a break in statement ``index``."""
     definition = origin.node
     body = list(definition.body.body)
@@ -179,7 +180,8 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int,
         prefix = _compile_synthetic(fn, node, origin, cache_dir, f"prefix_{index}")
         prefix.__defaults__, prefix.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
         sources["prefix"] = cst.Module(body=[node]).code
-    brk_node = cst.FunctionDef(name=cst.Name(f"{name}__break_{index}"), params=_params(live_in),
+    brk_node = cst.FunctionDef(name=cst.Name(f"{name}__break_{index}"),
+                               params=_params([*live_in, *overrides]),
                                body=cst.IndentedBlock(body=[*_flag_returns([body[index]]),
                                                             _live_return(live_out)]))
     brk = _compile_synthetic(fn, brk_node, origin, cache_dir, f"break_{index}")
@@ -190,7 +192,7 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int,
                                body=cst.IndentedBlock(body=body[index + 1:]))
         resume = _compile_synthetic(fn, node, origin, cache_dir, f"resume_{index}")
         sources["resume"] = cst.Module(body=[node]).code
-    return SplitPlan(index, live_in, live_out, prefix, brk, resume, sources)
+    return SplitPlan(index, live_in, live_out, prefix, brk, resume, sources, list(overrides))
 
 
 def _read_live_handler(runtime: Any, *thunks: Callable[[], Any]) -> tuple:
@@ -201,9 +203,12 @@ HANDLERS[read_live] = _read_live_handler
 
 
 def split_runner(plan: SplitPlan, prefix: Callable | None, resume: Callable | None,
-                 original: types.FunctionType) -> Callable[..., Any]:
-    """The entry's run function: prefix (compiled), the statement (Python), resume (compiled)."""
+                 original: types.FunctionType, compiled_callees: Sequence[Callable] = ()
+                 ) -> Callable[..., Any]:
+    """The entry's run function: prefix (compiled), the statement (Python, calling the compiled
+    version of the function it broke in), resume (compiled)."""
     brk = plan.brk
+    callees = tuple(compiled_callees)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         if prefix is not None:
@@ -215,7 +220,7 @@ def split_runner(plan: SplitPlan, prefix: Callable | None, resume: Callable | No
             bound = signature_of(original).bind(*args, **kwargs)
             bound.apply_defaults()
             live = tuple(bound.arguments[n] for n in plan.live_in)
-        done, live = brk(*live)
+        done, live = brk(*live, *callees)
         if done:
             return live
         return resume(*live) if resume is not None else None

@@ -1,0 +1,153 @@
+"""``nonstrict_trace`` and ``allow_in_graph`` calls: one opaque node in the graph.
+
+A ``nonstrict_trace`` function is not rewritten. Its arguments are flattened with pytrees: arrays
+become inputs of a ``nonstrict_call`` region, primitives and registered constants are part of the
+call's structure (specialized). Its body runs once on proxies (operator overloading and NumPy's
+protocols), which records the region's subgraph; ``ac.graph_break()`` and other Python inside it
+simply run. The ``eager`` backend calls the original function at run time, ``aot_eager`` runs the
+traced subgraph, ``numba`` inlines it into the surrounding kernels.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from ..exc import Unsupported
+from ..pytree import DEFAULT as PYTREES, TreeSpec
+from ..source.origins import current_origin
+from .proxy import ArrayProxy
+from .symbolic import SymInt
+from .tracer import meta_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runtime import Runtime
+
+_PRIMITIVES = (bool, int, float, complex, str, type(None))
+
+
+def _where() -> str:
+    origin = current_origin()
+    return f" (at {origin})" if origin else ""
+
+
+def _contains_proxy(value: Any) -> bool:
+    if isinstance(value, ArrayProxy):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_contains_proxy(v) for v in value)
+    if isinstance(value, dict):
+        return any(_contains_proxy(v) for v in value.values())
+    return False
+
+
+def _check_spec(spec: TreeSpec) -> None:
+    if spec.is_leaf:
+        return
+    if _contains_proxy(spec.context):
+        raise Unsupported("Invalid use of pytree_flatten with nonstrict_trace-ed function: the "
+                          f"flatten function of {spec.kind.__qualname__} put a traced array in "
+                          f"its context{_where()}; return arrays as children, not context")
+    for child in spec.children:
+        _check_spec(child)
+
+
+def flatten_inputs(runtime: "Runtime", args: tuple, kwargs: dict) -> tuple[list[Any], TreeSpec]:
+    from .lifting import ObjectProxy
+    plain = _unwrap((args, kwargs))
+    leaves, spec = PYTREES.tree_flatten(plain)
+    _check_spec(spec)
+    for leaf in leaves:
+        if isinstance(leaf, (ArrayProxy, SymInt, *_PRIMITIVES)) or PYTREES.is_constant(leaf):
+            continue
+        if isinstance(leaf, ObjectProxy):
+            leaf = leaf._ac_value
+        raise Unsupported(f"Invalid input type for nonstrict_trace-ed function: "
+                          f"{type(leaf).__qualname__}{_where()}. Pass arrays, numbers, strings, "
+                          "lists/tuples/dicts of them, or classes registered with "
+                          "ac.pytree.register_pytree_node / register_dataclass / register_constant")
+    return leaves, spec
+
+
+def _unwrap(value: Any) -> Any:
+    """Containers lifted from outside (GuardedList/Dict) as plain ones, for flattening."""
+    from .lifting import GuardedDict, GuardedList, ObjectProxy
+    if isinstance(value, GuardedList):
+        return [_unwrap(v) for v in value]
+    if isinstance(value, GuardedDict):
+        return {k: _unwrap(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_unwrap(v) for v in value)
+    if type(value) is list:
+        return [_unwrap(v) for v in value]
+    if type(value) is dict:
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, ObjectProxy) and PYTREES.node_def(value._ac_value) is not None:
+        return value._ac_value
+    return value
+
+
+def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
+                    kwargs: dict) -> Any:
+    """Record a call of a ``nonstrict_trace`` function as one region node."""
+    from ..rewrite import is_generated
+    if is_generated(fn) or is_generated(wrapper):
+        raise Unsupported(f"nonstrict_trace of {getattr(fn, '__qualname__', fn)} requires the "
+                          "function to be defined outside the compiled region (at module level "
+                          f"or before calling the compiled function){_where()}")
+    tracer = runtime.tracer
+    leaves, in_spec = flatten_inputs(runtime, args, kwargs)
+    array_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (ArrayProxy, SymInt))]
+    outer = [leaves[i] if isinstance(leaves[i], ArrayProxy) else tracer.sym_value(leaves[i].expr)
+             for i in array_positions]
+    scope = tracer.push_scope()
+    try:
+        inner_leaves = list(leaves)
+        for position, value in zip(array_positions, outer):
+            value = value if isinstance(value, ArrayProxy) else value
+            node = scope.graph.placeholder("nonstrict:input", value.node.meta, value.node.name)
+            inner_leaves[position] = ArrayProxy(tracer, node, value.example)
+        call_args, call_kwargs = PYTREES.tree_unflatten(inner_leaves, in_spec)
+        result = fn(*call_args, **call_kwargs)
+        out_leaves, out_spec = PYTREES.tree_flatten(result)
+        _check_spec(out_spec)
+        for leaf in out_leaves:
+            if not isinstance(leaf, (ArrayProxy, np.ndarray, np.generic, *_PRIMITIVES)):
+                raise Unsupported(f"Unsupported output type for nonstrict_trace-ed function: "
+                                  f"{type(leaf).__qualname__}{_where()}")
+        array_out = [i for i, leaf in enumerate(out_leaves) if isinstance(leaf, (ArrayProxy, np.ndarray))]
+        out_nodes = []
+        for i in array_out:
+            leaf = out_leaves[i]
+            if not isinstance(leaf, ArrayProxy):
+                leaf = tracer.constant_array(leaf)
+            out_nodes.append(tracer.localize(leaf.node))
+        scope.graph.output(tuple(out_nodes))
+    finally:
+        tracer.pop_scope()
+    captured = list(scope.captured)
+    region = tracer.graph.region(
+        "nonstrict_call", (*[tracer.localize(v.node) for v in outer], *captured),
+        {"body": scope.graph},
+        {"fn": fn, "in_spec": in_spec, "leaves": leaves, "array_positions": array_positions,
+         "out_spec": out_spec, "out_leaves": out_leaves, "array_out": array_out,
+         "n_controls": 0, "n_carried": 0, "n_captured": len(captured), "n_inputs": len(outer),
+         "names": [getattr(fn, "__qualname__", "fn")]},
+        current_origin())
+    results = list(out_leaves)
+    for index, position in enumerate(array_out):
+        example = out_leaves[position]
+        example = example.example if isinstance(example, ArrayProxy) else example
+        node = tracer.graph.call("getitem", (region, index), {}, meta_of(example), region.origin)
+        results[position] = ArrayProxy(tracer, node, example)
+    return PYTREES.tree_unflatten(results, out_spec)
+
+
+def call_allowed(runtime: "Runtime", fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """``allow_in_graph``: one node that calls ``fn`` as is (arrays and primitives only)."""
+    for value in (*args, *kwargs.values()):
+        if not isinstance(value, (ArrayProxy, *_PRIMITIVES)):
+            raise Unsupported(f"allow_in_graph function {getattr(fn, '__qualname__', fn)} takes "
+                              f"arrays and primitives, got {type(value).__qualname__}{_where()}")
+    return runtime.tracer.call_op("call_function", (fn, *args), kwargs)
