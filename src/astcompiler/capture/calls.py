@@ -18,7 +18,7 @@ import numpy as np
 from ..exc import GraphBreak
 from ..ops import REGISTRY
 from ..ops.ufunc_methods import lookup_bound_method
-from .lifting import BoundMethod, ObjectProxy
+from .lifting import BoundMethod, GuardedDict, GuardedList, ObjectProxy
 from .proxy import ArrayProxy
 from .regions import SymRange
 from .state import HANDLERS
@@ -112,6 +112,10 @@ def _numpy_scalar_type(runtime: "Runtime", kind: type, args: tuple, kwargs: dict
     return kind(*args, **kwargs)
 
 
+_MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+             "update", "setdefault", "popitem", "add", "discard"}
+
+
 def _is_pytree_class(cls: type) -> bool:
     from ..pytree import DEFAULT as pytrees
     return cls in pytrees._nodes and cls not in (tuple, list, dict, type(None))
@@ -137,6 +141,14 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         return dispatch_call(runtime, getattr(fn, "__call__"), args, kwargs)
     if getattr(fn, "__ac_traced_method__", False) or runtime.is_generated(fn):
         return fn(*args, **kwargs)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (GuardedList, GuardedDict)):
+        return fn(*args, **kwargs)  # recorded as a side effect, replayed after the graph
+    if type(owner) in (list, dict, set) and not isinstance(fn, type):
+        if runtime.tracer.in_region and getattr(fn, "__name__", "") in _MUTATING:
+            raise GraphBreak(f"{type(owner).__name__}.{fn.__name__} inside a compiled loop or "
+                             "branch on array data")
+        return fn(*args, **kwargs)  # a container made inside the function: plain Python
     nonstrict = getattr(fn, "__ac_nonstrict__", None)
     if nonstrict is not None:
         from .nonstrict import trace_nonstrict

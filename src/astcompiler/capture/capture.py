@@ -35,6 +35,7 @@ class Capture:
     namespace: dict[str, Any]
     inputs: list[tuple[Node, Any, Any]]      # (placeholder, source, value)
     rewritten: list[Any] = field(default_factory=list)
+    side_effects: list[tuple[Any, Any, list]] = field(default_factory=list)  # (effect, name, args)
     shape_env: Any = None
 
 
@@ -110,6 +111,8 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
             result = runtime.run_function(fn, bound.args, bound.kwargs)
         outputs = _Outputs(tracer)
         spec = outputs.spec(result)
+        effects = [(effect, outputs.spec(effect.name), [outputs.spec(a) for a in effect.args])
+                   for effect in tracer.side_effects]
     except Exception as error:
         # the guards recorded so far decide when the same outcome (e.g. a break) repeats
         error.capture_guards = tracer.guards  # type: ignore[attr-defined]
@@ -122,7 +125,8 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
     _drop_unused_placeholders(tracer)
     return Capture(graph=tracer.graph, guards=tracer.guards, output_spec=spec,
                    namespace=runtime.namespace, inputs=tracer.inputs,
-                   rewritten=runtime.rewritten, shape_env=tracer.shape_env)
+                   rewritten=runtime.rewritten, shape_env=tracer.shape_env,
+                   side_effects=effects)
 
 
 def add_size_guards(tracer: Tracer) -> None:

@@ -21,18 +21,54 @@ class GuardFact:
 
 
 class GuardSet:
-    """Facts in recording order, without duplicates."""
+    """Facts in recording order, without duplicates. Facts recorded under ``deferred()`` are
+    kept aside and only become guards when ``commit`` is called (a container's contents matter
+    only once the code reads them: appending to a list must not guard its length)."""
 
     def __init__(self) -> None:
         self.facts: list[GuardFact] = []
         self._seen: set[tuple] = set()
+        self._pending: list[list[GuardFact]] = []
 
     def add(self, kind: str, source: Source, value: Any = None, extra: Any = None) -> None:
-        key = (kind, source.expr, _identity_key(value), _identity_key(extra))
+        fact = GuardFact(kind, source, value, extra)
+        if self._pending:
+            self._pending[-1].append(fact)
+            return
+        self._commit_one(fact)
+
+    def _commit_one(self, fact: GuardFact) -> None:
+        key = (fact.kind, fact.source.expr, _identity_key(fact.value), _identity_key(fact.extra))
         if key in self._seen:
             return
         self._seen.add(key)
-        self.facts.append(GuardFact(kind, source, value, extra))
+        self.facts.append(fact)
+
+    def deferred(self) -> "_Deferred":
+        return _Deferred(self)
+
+    def commit(self, facts: list[GuardFact]) -> None:
+        for fact in facts:
+            self.add(fact.kind, fact.source, fact.value, fact.extra)
+
+    def __iter__(self):
+        return iter(self.facts)
+
+    def __len__(self) -> int:
+        return len(self.facts)
+
+
+class _Deferred:
+    def __init__(self, guards: GuardSet) -> None:
+        self.guards = guards
+        self.facts: list[GuardFact] = []
+
+    def __enter__(self) -> list[GuardFact]:
+        self.guards._pending.append(self.facts)
+        return self.facts
+
+    def __exit__(self, *exc: Any) -> None:
+        self.guards._pending.pop()
 
     def __iter__(self):
         return iter(self.facts)

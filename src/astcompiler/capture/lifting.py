@@ -26,39 +26,126 @@ _IDENTITY_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionTy
                    types.MethodDescriptorType, types.WrapperDescriptorType)
 
 
-class GuardedList(list):
-    """A list lifted from outside the compiled frame: reading is fine, mutating is a graph break
-    (side effects on outside lists are replayed in a later version)."""
+class SideEffect:
+    """One mutation of an outside object, replayed after the graph runs (in program order):
+    ``kind`` is "call" (a method such as list.append), "setitem", "delitem" or "setattr"."""
 
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise GraphBreak("mutating a list that lives outside the compiled function "
-                         "(its side effects would not be replayed)")
+    __slots__ = ("kind", "source", "name", "args")
 
-    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    def __init__(self, kind: str, source: Source, name: Any, args: tuple) -> None:
+        self.kind = kind
+        self.source = source
+        self.name = name
+        self.args = args
 
 
-class GuardedDict(dict):
-    """A dict lifted from outside the compiled frame (read-only during capture)."""
+def _record(container: Any, kind: str, name: Any, args: tuple) -> None:
+    tracer = container._ac_tracer
+    if tracer.in_region:
+        raise GraphBreak(f"mutating {container._ac_source.name} inside a compiled loop or branch "
+                         "(a side effect that cannot be replayed once per iteration)")
+    tracer.side_effects.append(SideEffect(kind, container._ac_source, name, args))
 
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise GraphBreak("mutating a dict that lives outside the compiled function "
-                         "(its side effects would not be replayed)")
 
-    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = _refuse
+def _recording(base: type, method: str):
+    original = getattr(base, method)
+
+    def mutate(self: Any, *args: Any) -> Any:
+        _record(self, "call", method, args)
+        return original(self, *args)  # the capture's copy changes too: later reads agree
+
+    mutate.__name__ = method
+    return mutate
+
+
+def _reading(base: type, method: str):
+    original = getattr(base, method)
+
+    def read(self: Any, *args: Any) -> Any:
+        self._ac_commit()
+        return original(self, *args)
+
+    read.__name__ = method
+    return read
+
+
+_LIST_READS = ("__len__", "__getitem__", "__iter__", "__contains__", "__reversed__", "__eq__",
+               "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__mul__", "__rmul__",
+               "count", "index", "copy")
+_DICT_READS = ("__len__", "__getitem__", "__iter__", "__contains__", "__eq__", "__ne__", "get",
+               "keys", "values", "items", "copy", "__or__")
+
+
+class _Deferring:
+    """Guards on the contents are recorded only once the code reads the contents."""
+
+    _ac_tracer: Any = None
+    _ac_source: Any = None
+    _ac_pending: Any = None
+
+    def _ac_commit(self) -> None:
+        if self._ac_pending:
+            self._ac_tracer.guards.commit(self._ac_pending)
+            self._ac_pending = None
+
+
+class GuardedList(_Deferring, list):
+    """A list lifted from outside the compiled frame: mutations are recorded and replayed on the
+    real list after the graph runs (the capture-time copy changes too, so later reads agree).
+    Its length and items are guarded only if the code reads them."""
+
+    for _name in _LIST_READS:
+        locals()[_name] = _reading(list, _name)
+
+    for _name in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"):
+        locals()[_name] = _recording(list, _name)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _record(self, "setitem", index, (value,))
+        list.__setitem__(self, index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        _record(self, "delitem", index, ())
+        list.__delitem__(self, index)
+
+    def __iadd__(self, other: Any) -> "GuardedList":
+        self.extend(other)
+        return self
+
+
+class GuardedDict(_Deferring, dict):
+    """A dict lifted from outside the compiled frame; mutations are recorded and replayed, and
+    its keys and values are guarded only if the code reads them."""
+
+    for _name in _DICT_READS:
+        locals()[_name] = _reading(dict, _name)
+
+    for _name in ("pop", "popitem", "clear", "update", "setdefault"):
+        locals()[_name] = _recording(dict, _name)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _record(self, "setitem", key, (value,))
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        _record(self, "delitem", key, ())
+        dict.__delitem__(self, key)
 
 
 class ObjectProxy:
     """An outside object: attribute reads are lifted with guards, writes are graph breaks."""
 
-    __slots__ = ("_ac_tracer", "_ac_value", "_ac_source")
+    __slots__ = ("_ac_tracer", "_ac_value", "_ac_source", "_ac_written")
 
     def __init__(self, tracer: "Tracer", value: Any, source: Source) -> None:
         object.__setattr__(self, "_ac_tracer", tracer)
         object.__setattr__(self, "_ac_value", value)
         object.__setattr__(self, "_ac_source", source)
+        object.__setattr__(self, "_ac_written", {})
 
     def __getattr__(self, name: str) -> Any:
+        if name in self._ac_written:  # written earlier in this capture
+            return self._ac_written[name]
         value = getattr(self._ac_value, name)
         if isinstance(value, types.MethodType) and value.__self__ is self._ac_value:
             func = lift(self._ac_tracer, value.__func__,
@@ -68,8 +155,9 @@ class ObjectProxy:
         return lift(self._ac_tracer, value, self._ac_source.attr(name))
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise GraphBreak(f"setting attribute {name!r} of {self._ac_source.name} "
-                         "(side effects on outside objects are not replayed yet)")
+        """Recorded, replayed on the real object after the graph runs."""
+        _record(self, "setattr", name, (value,))
+        self._ac_written[name] = value
 
     def __repr__(self) -> str:
         return f"ObjectProxy({self._ac_source.name})"
@@ -104,15 +192,25 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
     if kind in _VALUE_TYPES:
         guards.add("equals", source, value)
         return value
-    if kind is tuple or kind is list:
+    if kind is tuple:
         guards.add("type", source, kind)
         guards.add("len", source, len(value))
-        items = [lift(tracer, item, source.item(i)) for i, item in enumerate(value)]
-        return tuple(items) if kind is tuple else GuardedList(items)
+        return tuple(lift(tracer, item, source.item(i)) for i, item in enumerate(value))
+    if kind is list:
+        guards.add("type", source, kind)
+        with guards.deferred() as pending:
+            guards.add("len", source, len(value))
+            lifted = GuardedList(lift(tracer, item, source.item(i)) for i, item in enumerate(value))
+        lifted._ac_tracer, lifted._ac_source, lifted._ac_pending = tracer, source, pending
+        return lifted
     if kind is dict:
         guards.add("type", source, kind)
-        guards.add("keys", source, tuple(value.keys()))
-        return GuardedDict({k: lift(tracer, v, source.item(k)) for k, v in value.items()})
+        with guards.deferred() as pending:
+            guards.add("keys", source, tuple(value.keys()))
+            lifted_dict = GuardedDict({k: lift(tracer, v, source.item(k)) for k, v in value.items()})
+        lifted_dict._ac_tracer, lifted_dict._ac_source = tracer, source
+        lifted_dict._ac_pending = pending
+        return lifted_dict
     if kind is slice:
         guards.add("equals", source, value)
         return value

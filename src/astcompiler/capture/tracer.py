@@ -103,6 +103,7 @@ class Tracer:
         self._by_source: dict[str, Any] = {}
         self._loop_counts: dict[Any, int] = {}
         self.symbol_nodes: dict[Any, tuple[ArrayProxy, int | None]] = {}
+        self.side_effects: list[Any] = []  # lifting.SideEffect, in program order
         self.node_exprs: dict[Node, Any] = {}  # graph values that are size expressions
 
     # ----- graphs and scopes (regions capture into subgraphs) ---------------------------------

@@ -15,6 +15,7 @@ Nothing here is imported by ``import astcompiler``; numba is imported on first u
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ...config import config
@@ -24,13 +25,22 @@ from .plan import Plan, build_plan
 
 __all__ = ["numba_backend", "build_plan", "Plan"]
 
+_log = logging.getLogger("astcompiler.lower.numba")
+
 
 def numba_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
     """Lower ``graph`` to numba kernels plus a NumPy wrapper; returns a ``CompiledGraph``."""
-    plan = build_plan(graph, list(example_inputs))
+    from .cpu import rule_compiles
+
+    plan = build_plan(graph, list(example_inputs), accept=rule_compiles)
     if plan.eager is not None:
         return _eager(graph, plan.eager)
-    return _compile(plan)
+    try:
+        return _compile(plan)
+    except Exception as err:  # a backend bug must not break the user's program
+        _log.warning("numba backend failed (%s: %s); the graph runs with NumPy",
+                     type(err).__name__, err, exc_info=True)
+        return _eager(graph, f"the numba backend failed: {type(err).__name__}: {err}")
 
 
 def _compile(plan: Plan) -> CompiledGraph:

@@ -729,8 +729,56 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool) -> KernelCode:
                       list(emitter.buffers), list(emitter.returns), kernel)
 
 
+_PROBES: dict[tuple, bool] = {}
+
+
+def rule_compiles(node: Node, rule: Any) -> bool:
+    """Whether numba compiles an op's own (unverified) scalar template for these operand dtypes.
+
+    Rules written here are known to compile; a template an op declares elsewhere is compiled
+    once on scalars of its operand dtypes (memoized) before any kernel relies on it.
+    """
+    if not isinstance(rule, ScalarRule) or rule.checked:
+        return True
+    picks = rule.operands if rule.operands is not None else range(len(node.args))
+    operands = []
+    for i in picks:
+        value = node.args[i]
+        if isinstance(value, Node):
+            operands.append(np.dtype(value.meta.dtype).name)
+        else:
+            operands.append(repr(value))
+    key = (rule.template, tuple(operands), np.dtype(node.meta.dtype).name)
+    if key not in _PROBES:
+        _PROBES[key] = _probe(node, rule, picks)
+    return _PROBES[key]
+
+
+def _probe(node: Node, rule: ScalarRule, picks: Any) -> bool:
+    import numba
+
+    names, types, texts = [], [], ["None"] * len(node.args)
+    for i in picks:
+        value = node.args[i]
+        if isinstance(value, Node):
+            names.append(f"a{i}")
+            types.append(numba.from_dtype(np.dtype(value.meta.dtype)))
+            texts[i] = f"a{i}"
+        else:
+            texts[i] = repr(value.item() if isinstance(value, np.generic) else value)
+    body = cast(rule.template.format(*texts), None, np.dtype(node.meta.dtype))
+    namespace: dict[str, Any] = {"np": np}
+    exec(f"def probe({', '.join(names)}):\n    return {body}\n", namespace)  # noqa: S102
+    try:
+        numba.njit(error_model="numpy")(namespace["probe"]).compile(tuple(types))
+    except Exception:  # any failure means: let NumPy run this node
+        return False
+    return True
+
+
 def _shape_text(kernel: KernelPlan) -> str:
-    text = "[" + ", ".join(str(d) for d in kernel.shape) + "]"
+    """The iteration space by dim names (sizes are read at run time; 1s are static)."""
+    text = "[" + ", ".join("1" if size == 1 else f"n{d}" for d, size in enumerate(kernel.shape)) + "]"
     if kernel.style == "rows":
         text += f", reducing axes {tuple(range(kernel.outer, len(kernel.shape)))} per row"
     elif kernel.style == "columns":

@@ -24,7 +24,7 @@ kernel then writes straight into the destination view when the wrapper finds no 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Union
+from typing import Any, Callable, Iterator, Union
 
 import numpy as np
 
@@ -511,7 +511,7 @@ def _choose_stash_buffers(kernel: KernelPlan, store_at: dict[Node, int]) -> None
         made = next(s.index for s in kernel.sweeps if node in s.stash)
         last = max(s.index for s in kernel.sweeps if node in s.load)
         for out, at in store_at.items():
-            if out in taken or out is kernel.stored or at <= made or at < last:
+            if out in taken or at <= made or at < last:
                 continue
             if np.dtype(out.meta.dtype) != np.dtype(node.meta.dtype):
                 continue
@@ -607,7 +607,7 @@ def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int]) -> b
         return False
     if not isinstance(dst, Node) or not isinstance(value, Node) or kernel.stored is not None:
         return False
-    if value not in kernel.outputs or value.users != [mutation] or value in kernel.stash.values():
+    if value not in kernel.outputs or value.users != [mutation]:
         return False
     if kernel.style != "pointwise" and value not in kernel.inner:
         return False
@@ -628,8 +628,13 @@ def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int]) -> b
 # -- the plan -------------------------------------------------------------------------------------
 
 
-def build_plan(graph: Graph, example_inputs: list) -> Plan:
-    """Group the graph's nodes into kernels and order every step."""
+def build_plan(graph: Graph, example_inputs: list,
+               accept: Callable[[Node, Rule], bool] | None = None) -> Plan:
+    """Group the graph's nodes into kernels and order every step.
+
+    ``accept(node, rule)`` may veto a rule (the target could not compile it): the node then
+    runs with NumPy.
+    """
     plan = Plan(graph)
     if any(n.op == "region" for n in graph.nodes):
         plan.eager = "the graph has control-flow regions"
@@ -643,7 +648,7 @@ def build_plan(graph: Graph, example_inputs: list) -> Plan:
     for node in graph.nodes:
         if node.op == "call":
             rule = lower_node(node, plan.weak)
-            if rule is not None:
+            if rule is not None and (accept is None or accept(node, rule)):
                 rules[node] = rule
     grouper = _Grouper(graph, rules)
     grouper.run()

@@ -236,6 +236,7 @@ class ScalarRule:
     result_dtype: np.dtype | None
     helpers: tuple[str, ...] = ()
     operands: tuple[int, ...] | None = None  # which node args are operands (default: all)
+    checked: bool = True  # False: an op's own template, not verified here (the backend probes it)
 
 
 # ufuncs whose numba scalar loops differ from NumPy for these dtype kinds: left to NumPy
@@ -294,7 +295,7 @@ def _lower_generic(node: Node, template: str | None) -> ScalarRule | None:
                                **{k: repr(v) for k, v in node.kwargs.items()})
     except (IndexError, KeyError, ValueError):
         return None
-    return ScalarRule(tuple(None for _ in node.args), text, None)
+    return ScalarRule(tuple(None for _ in node.args), text, None, checked=False)
 
 
 def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarRule | None:
