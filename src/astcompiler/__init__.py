@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar, overload
 
 from . import exc, pytree, testing
+from . import nn
 from .capture.state import HANDLERS, is_compiling
 from .config import config
 from .capture.dynamic import MARKERS, DimMarker
@@ -152,5 +153,5 @@ for _fn in (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static, set_st
 
 __all__ = ["compile", "nonstrict_trace", "allow_in_graph", "graph_break", "disable", "reset", "mark_dynamic", "maybe_mark_dynamic",
            "mark_unbacked", "mark_static", "set_stance", "is_compiling", "config", "explain",
-           "show", "exc", "pytree", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
+           "show", "exc", "nn", "pytree", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
            "register_backend"]

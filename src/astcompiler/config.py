@@ -44,6 +44,7 @@ class _Settings:
     force_nn_module_property_static_shapes: bool = True
     cache_dir: str = field(default_factory=_default_cache_dir)
     unroll_limit: int = 64
+    unroll_node_budget: int = 256
     inline_depth_limit: int = 16
     parallel_threshold: int = 1 << 16
     numba_cache: bool = True

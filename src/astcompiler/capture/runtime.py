@@ -19,6 +19,7 @@ import numpy as np
 import sympy
 
 from ..exc import GraphBreak
+from ..config import config
 from ..logs import get_logger
 from ..rewrite import is_generated, rewrite_function
 from .calls import dispatch_call
@@ -27,6 +28,10 @@ from .proxy import ArrayProxy
 from .regions import SymRange, for_region, if_region, while_region
 from .sources import GLOBALS_VAR, Source, cell_source, global_source
 from .tracer import Tracer
+
+
+class _OverBudget(Exception):
+    """Unrolling a loop made the graph grow past ``config.unroll_node_budget``."""
 
 
 class Undefined:
@@ -193,6 +198,19 @@ class Runtime:
                  names: tuple, extra_test: Callable[[], Any] | None) -> None:
         """A ``for`` statement: unrolled in Python when short and static, else a loop region."""
         region = self._loop_region_plan(iterable)
+        if region is None and isinstance(iterable, range):
+            # short and static: unroll, unless the unrolled graph grows past the node budget
+            init = get_state() if get_state is not None else ()
+            graph, effects = self.tracer.graph, len(self.tracer.side_effects)
+            keep = {id(n) for n in graph.nodes}
+            try:
+                return self._unroll(iterable, body, extra_test, len(keep))
+            except _OverBudget:
+                graph.rollback(keep)
+                del self.tracer.side_effects[effects:]
+                if set_state is not None:
+                    set_state(init)
+                region = ((iterable.start, iterable.stop, iterable.step), (lambda i: i), True)
         if region is not None:
             bounds, item, static = region
             init = get_state() if get_state is not None else ()
@@ -208,6 +226,17 @@ class Runtime:
             if extra_test is not None and not self.truth(extra_test()):
                 break
             body(item)
+
+    def _unroll(self, iterable: range, body: Callable[[Any], None],
+                extra_test: Callable[[], Any] | None, start_size: int) -> None:
+        budget = config.unroll_node_budget
+        graph = self.tracer.graph
+        for item in iterable:
+            if extra_test is not None and not self.truth(extra_test()):
+                break
+            body(item)
+            if len(graph.nodes) - start_size > budget:
+                raise _OverBudget()
 
     def _loop_region_plan(self, iterable: Any):
         """``(bounds, item_fn, static)`` when the loop should be a region, else None."""

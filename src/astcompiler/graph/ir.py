@@ -189,6 +189,16 @@ class Graph:
             inp.users = [u for u in inp.users if u is not node]
         self.nodes.remove(node)
 
+    def rollback(self, keep: set[int]) -> None:
+        """Remove the non-placeholder nodes added since ``keep`` (ids of the nodes to keep):
+        a loop whose unrolling went over budget is captured as a region instead."""
+        for node in reversed(list(self.nodes)):
+            if id(node) in keep or node.op == "placeholder":
+                continue
+            for inp in node.all_input_nodes():
+                inp.users = [u for u in inp.users if u is not node]
+            self.nodes.remove(node)
+
     def op_count(self) -> int:
         """Call nodes, including those inside regions' subgraphs, plus one per region."""
         count = 0
