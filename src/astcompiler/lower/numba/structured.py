@@ -1,0 +1,374 @@
+"""Graphs with control-flow regions: one ``njit`` function with real loops and branches.
+
+Regions (``for_range``, ``while_loop``, ``cond``) become ``for``/``while``/``if`` statements, their
+loop-carried values become local variables, and every op becomes one statement written the way a
+numba user writes NumPy code (element access, slices, ufuncs on arrays and scalars). Ops numba
+cannot compile on its own get small njit helpers here (``np.dot`` of vectors without SciPy, ufunc
+``outer``). An op with no lowering makes the whole graph run with NumPy instead: never a wrong
+answer. Scalars are cast to their node's dtype after each op, so fixed-width integer arithmetic
+wraps as NumPy's does, and Python scalars (loop indices, counters) stay 64-bit ints or floats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ...graph import Graph, Node
+from ...ops import REGISTRY
+from ..base import CompiledGraph
+
+
+class NotLowerable(Exception):
+    """The graph has an op this lowering does not handle (it then runs with NumPy)."""
+
+
+HELPERS = '''
+@numba.njit(cache=True)
+def _ac_dot(a, b):
+    if a.ndim == 1 and b.ndim == 1:
+        total = a[0] * b[0] * 0
+        for k in range(a.shape[0]):
+            total += a[k] * b[k]
+        return total
+    raise ValueError("_ac_dot: only vectors")
+
+
+@numba.njit(cache=True)
+def _ac_matvec(a, b):
+    out = np.zeros(a.shape[0], np.result_type(a.dtype, b.dtype))
+    for i in range(a.shape[0]):
+        total = out[i]
+        for k in range(a.shape[1]):
+            total += a[i, k] * b[k]
+        out[i] = total
+    return out
+
+
+@numba.njit(cache=True)
+def _ac_matmul(a, b):
+    out = np.zeros((a.shape[0], b.shape[1]), np.result_type(a.dtype, b.dtype))
+    for i in range(a.shape[0]):
+        for k in range(a.shape[1]):
+            aik = a[i, k]
+            for j in range(b.shape[1]):
+                out[i, j] += aik * b[k, j]
+    return out
+'''
+
+_OUTER = '''
+@numba.njit(cache=True)
+def _ac_outer_{name}(a, b):
+    out = np.empty((a.shape[0], b.shape[0]), np.{dtype})
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            out[i, j] = np.{name}(a[i], b[j])
+    return out
+'''
+
+_NUMBA_REDUCTIONS = {"sum": "np.sum", "prod": "np.prod", "max": "np.max", "min": "np.min",
+                     "mean": "np.mean", "any": "np.any", "all": "np.all", "argmax": "np.argmax",
+                     "argmin": "np.argmin"}
+
+
+def _dtype_name(dtype: Any) -> str:
+    return np.dtype(dtype).name.replace("bool", "bool_")
+
+
+@dataclass
+class _Emitter:
+    graph: Graph
+    lines: list[str] = field(default_factory=list)
+    names: dict[Node, str] = field(default_factory=dict)
+    constants: list[Any] = field(default_factory=list)
+    helpers: set[str] = field(default_factory=set)
+    used: set[str] = field(default_factory=set)
+
+    def fresh(self, hint: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
+        base = base if not base[0].isdigit() else "v_" + base
+        name, k = base, 0
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+    # ----- values ------------------------------------------------------------------------------
+    def value(self, v: Any, like: np.dtype | None = None) -> str:
+        """A node or constant as source; Python scalars typed like ``like`` (NEP 50 weak)."""
+        if isinstance(v, Node):
+            return self.names[v]
+        if isinstance(v, bool) or v is None:
+            return repr(v)
+        if isinstance(v, (int, float, complex)) and like is not None and like.kind in "fc" \
+                and not (isinstance(v, complex) and like.kind == "f"):
+            return f"np.{_dtype_name(like)}({v!r})"
+        if isinstance(v, (int, float)):
+            return repr(v) if np.isfinite(v) else f"np.float64({str(v)!r})"
+        if isinstance(v, complex):
+            return f"complex({v.real!r}, {v.imag!r})"
+        if isinstance(v, np.generic):
+            return f"np.{_dtype_name(v.dtype)}({v.item()!r})"
+        if isinstance(v, slice):
+            parts = [self.value(p) if p is not None else "" for p in (v.start, v.stop, v.step)]
+            return ":".join(parts[:2]) + (f":{parts[2]}" if v.step is not None else "")
+        if isinstance(v, np.dtype):
+            return f"np.{_dtype_name(v)}"
+        if isinstance(v, tuple):
+            inner = ", ".join(self.value(x) for x in v)
+            return f"({inner},)" if len(v) == 1 else f"({inner})"
+        if isinstance(v, np.ndarray):
+            name = f"_ac_const{len(self.constants)}"
+            self.constants.append(v)
+            return name
+        raise NotLowerable(f"constant of type {type(v).__name__}")
+
+    def index(self, index: Any) -> str:
+        items = index if isinstance(index, tuple) else (index,)
+        parts = []
+        for item in items:
+            if item is None or item is Ellipsis or isinstance(item, (list, np.ndarray)):
+                raise NotLowerable("advanced or None/Ellipsis indexing")
+            if isinstance(item, Node) and item.meta is not None and item.meta.ndim > 0:
+                raise NotLowerable("indexing with an array")
+            parts.append(self.value(item))
+        return ", ".join(parts)
+
+    def emit(self, indent: str, text: str, node: Node | None = None) -> None:
+        origin = f"  # {node.origin}" if node is not None and node.origin else ""
+        self.lines.append(f"{indent}{text}{origin}")
+
+    # ----- graphs ------------------------------------------------------------------------------
+    def body(self, graph: Graph, indent: str) -> list[str]:
+        """Emit the graph's call and region nodes; returns the output expressions."""
+        for node in graph.nodes:
+            if node.op == "call":
+                self.call(node, indent)
+            elif node.op == "region":
+                self.region(node, indent)
+            elif node.op == "output":
+                return [self.value(v) for v in node.args[0]]
+        return []
+
+    def call(self, node: Node, indent: str) -> None:
+        if node in self.names:  # a region's result: already bound to its carried variable
+            return
+        name = self.fresh(node.name)
+        self.names[node] = name
+        text = self.expression(node)
+        if text is None:  # a statement (mutation)
+            return
+        meta = node.meta
+        if meta is not None and meta.ndim == 0:  # scalars: NumPy's dtype (wrap-around) or Python's
+            cast = meta.pytype.__name__ if meta.pytype is not None else f"np.{_dtype_name(meta.dtype)}"
+            text = f"{cast}({text})"
+        self.emit(indent, f"{name} = {text}", node)
+
+    def expression(self, node: Node) -> str | None:
+        target, args, kwargs = node.target, node.args, node.kwargs
+        op = REGISTRY.ops.get(target)
+        meta = node.meta
+        like = meta.dtype if meta is not None else None
+        if target == "getitem":
+            base = args[0]
+            if isinstance(base, Node) and base.op == "region":
+                raise NotLowerable("region results are bound directly")
+            if isinstance(base, Node) and base.meta is None:  # a tuple-valued node
+                return f"{self.value(base)}[{args[1]}]"
+            return f"{self.value(base)}[{self.index(args[1])}]"
+        if target == "setitem":
+            dst, index, value = args
+            src = self.value(value, dst.meta.dtype if isinstance(dst, Node) and dst.meta else None)
+            if isinstance(value, Node) and value.meta is not None and value.meta.ndim > 0:
+                src = f"{src}.copy()"  # NumPy computes the right-hand side before writing
+            self.emit(self._indent, f"{self.value(dst)}[{self.index(index)}] = {src}", node)
+            return None
+        if target == "copy_":
+            dst, src = args[:2]
+            ndim = dst.meta.ndim if isinstance(dst, Node) and dst.meta is not None else 0
+            if ndim == 0:
+                raise NotLowerable("in-place update of a 0-d array")
+            value = self.value(src, dst.meta.dtype)
+            if isinstance(src, Node) and src.meta is not None and src.meta.ndim > 0:
+                value = f"{value}.copy()"
+            self.emit(self._indent, f"{self.value(dst)}[...] = {value}", node)
+            return None
+        if target == "scalar":
+            value = args[0]
+            if meta is not None and meta.pytype is not None:
+                return repr(meta.pytype(value))
+            return self.value(np.asarray(value, meta.dtype)[()] if meta is not None else value)
+        if target == "constant":
+            return self.value(args[0])
+        if target == "dim_size":
+            return f"{self.value(args[0])}.shape[{args[1]}]"
+        if target == "astype":
+            if meta is not None and meta.ndim == 0:
+                return self.value(args[0])
+            return f"{self.value(args[0])}.astype(np.{_dtype_name(args[1])})"
+        if target == "copy":
+            return f"{self.value(args[0])}.copy()" if meta is not None and meta.ndim else self.value(args[0])
+        if target == "where":
+            c, x, y = (self.value(a, like) for a in args)
+            if meta is not None and meta.ndim == 0:
+                return f"({x} if {c} else {y})"
+            return f"np.where({c}, {x}, {y})"
+        if target in ("dot", "matmul"):
+            a, b = args[:2]
+            if not (isinstance(a, Node) and isinstance(b, Node)):
+                raise NotLowerable("dot of constants")
+            shapes = (a.meta.ndim, b.meta.ndim)
+            helper = {(1, 1): "_ac_dot", (2, 1): "_ac_matvec", (2, 2): "_ac_matmul"}.get(shapes)
+            if helper is None:
+                raise NotLowerable(f"dot of {shapes}-d arrays")
+            return f"{helper}({self.value(a)}, {self.value(b)})"
+        if target == "ufunc_outer":
+            ufunc_name = args[0] if isinstance(args[0], str) else getattr(args[0], "__name__", "")
+            self.helpers.add(_OUTER.format(name=ufunc_name, dtype=_dtype_name(like)))
+            return f"_ac_outer_{ufunc_name}({self.value(args[1])}, {self.value(args[2])})"
+        if target in ("zeros", "ones", "empty"):
+            shape = args[0] if args else kwargs.get("shape")
+            return f"np.{target}({self.value(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))}, np.{_dtype_name(like)})"
+        if target in ("zeros_like", "ones_like", "empty_like") and not kwargs.get("shape"):
+            return f"np.{target[:-5]}({self.value(args[0])}.shape, np.{_dtype_name(like)})"
+        if target == "transpose":
+            return f"np.transpose({self.value(args[0])}, {self.value(tuple(args[1]))})"
+        if target in _NUMBA_REDUCTIONS and op is not None and op.kind == "reduction":
+            if kwargs.get("axis") is not None or kwargs.get("keepdims") or kwargs.get("dtype") \
+                    or kwargs.get("ddof"):
+                raise NotLowerable(f"{target} with axis/keepdims/dtype")
+            return f"{_NUMBA_REDUCTIONS[target]}({self.value(args[0])})"
+        if op is not None and op.kind == "pointwise" and op.extra.get("ufunc") is not None:
+            if kwargs:
+                raise NotLowerable(f"{target} with keywords")
+            operands = ", ".join(self.value(a, like if not _is_compare(target) else _dtype_of(args))
+                                 for a in args)
+            return f"np.{target}({operands})"
+        raise NotLowerable(f"op {target}")
+
+    def region(self, node: Node, indent: str) -> None:
+        info = node.extra
+        n_controls, n_carried = info["n_controls"], info["n_carried"]
+        controls = node.args[:n_controls]
+        init = node.args[n_controls:n_controls + n_carried]
+        captured = node.args[n_controls + n_carried:]
+        names = info.get("names") or [f"c{k}" for k in range(n_carried)]
+        carried = [self.fresh(f"{n}_c") for n in names]
+        for var, value in zip(carried, init):
+            self.emit(indent, f"{var} = {self.value(value)}", node)
+        for user in node.users:  # results: getitem(region, k) are the carried variables
+            if user.op == "call" and user.target == "getitem" and user.args[0] is node:
+                self.names[user] = carried[user.args[1]]
+        subgraphs = info["subgraphs"]
+        inner = indent + "    "
+        if node.target == "for_range":
+            start, stop, step, enter = (self.value(c) for c in controls)
+            index = self.fresh("i")
+            self.emit(indent, f"if {enter}:", node)
+            self.emit(inner, f"for {index} in range({start}, {stop}, {step}):", node)
+            outs = self.sub(subgraphs["body"], inner + "    ", [index, *carried], captured)
+            self.assign(inner + "    ", carried, outs[:n_carried])
+            self.emit(inner + "    ", f"if not {outs[n_carried]}:")
+            self.emit(inner + "        ", "break")
+        elif node.target == "while_loop":
+            self.emit(indent, "while True:", node)
+            cond = self.sub(subgraphs["cond"], inner, list(carried), captured)
+            self.emit(inner, f"if not {cond[-1]}:")
+            self.emit(inner + "    ", "break")
+            outs = self.sub(subgraphs["body"], inner, list(carried), captured)
+            self.assign(inner, carried, outs)
+        elif node.target == "cond":
+            self.emit(indent, f"if {self.value(controls[0])}:", node)
+            outs = self.sub(subgraphs["true"], inner, list(carried), captured)
+            self.assign(inner, carried, outs)
+            self.emit(indent, "else:")
+            outs = self.sub(subgraphs["false"], inner, list(carried), captured)
+            self.assign(inner, carried, outs)
+        else:
+            raise NotLowerable(f"region {node.target}")
+        self.names[node] = "None"
+
+    def sub(self, graph: Graph, indent: str, leading: list[str], captured: tuple) -> list[str]:
+        placeholders = graph.placeholders
+        for ph, name in zip(placeholders, leading):
+            self.names[ph] = name
+        for ph, outer in zip(placeholders[len(leading):], captured):
+            self.names[ph] = self.value(outer)
+        saved = self._indent
+        self._indent = indent
+        before = len(self.lines)
+        try:
+            outs = self.body(graph, indent)
+        finally:
+            self._indent = saved
+        if len(self.lines) == before:
+            self.emit(indent, "pass")
+        return outs
+
+    def assign(self, indent: str, targets: list[str], values: list[str]) -> None:
+        if targets:
+            self.emit(indent, f"{', '.join(targets)} = {', '.join(values)}")
+
+    _indent: str = "    "
+
+
+def _is_compare(name: str) -> bool:
+    return name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
+
+
+def _dtype_of(args: tuple) -> np.dtype | None:
+    for a in args:
+        if isinstance(a, Node) and a.meta is not None:
+            return a.meta.dtype
+    return None
+
+
+def compile_structured(graph: Graph, example_inputs: list,
+                       load: Callable[[str, str], Any]) -> CompiledGraph:
+    """One njit function for the whole graph (raises NotLowerable when an op has no lowering)."""
+    emitter = _Emitter(graph)
+    params = []
+    for ph in graph.placeholders:
+        name = emitter.fresh(ph.name)
+        emitter.names[ph] = name
+        params.append(name)
+    outs = emitter.body(graph, "    ")
+    consts = [f"_ac_const{i}" for i in range(len(emitter.constants))]
+    signature = ", ".join(params + consts)
+    body = "\n".join(emitter.lines) or "    pass"
+    ret = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    source = ("# Generated by astcompiler (numba backend, structured control flow).\n"
+              "import numpy as np\nimport numba\n" + HELPERS + "".join(sorted(emitter.helpers))
+              + "\n\n@numba.njit(cache=True, error_model='numpy')\n"
+              f"def structured_kernel({signature}):\n{body}\n    return ({ret})\n")
+    module = load("structured", source)
+    kernel = module.structured_kernel
+    constants = tuple(emitter.constants)
+    output_nodes = list(graph.output_node.args[0])
+    placeholders = graph.placeholders
+    fix = [_output_fixer(n, placeholders) for n in output_nodes]
+
+    def run(*inputs: Any) -> tuple:
+        results = kernel(*inputs, *constants)
+        return tuple(f(r, inputs) for f, r in zip(fix, results))
+
+    return CompiledGraph(run, output_code=source, kernels={"structured_kernel": source})
+
+
+def _output_fixer(node: Any, placeholders: list[Node]) -> Callable[[Any, tuple], Any]:
+    """numba returns Python floats for NumPy scalars and new objects for inputs: restore both."""
+    if isinstance(node, Node) and node in placeholders:
+        position = placeholders.index(node)
+        return lambda value, inputs: inputs[position]
+    meta = node.meta if isinstance(node, Node) else None
+    if meta is not None and meta.pytype is not None:
+        return lambda value, inputs: meta.pytype(value)
+    if meta is not None and meta.scalar:
+        kind = meta.dtype.type
+        return lambda value, inputs: kind(value)
+    if meta is not None and meta.ndim == 0:
+        return lambda value, inputs: np.asarray(value, meta.dtype)
+    return lambda value, inputs: value
