@@ -49,6 +49,10 @@ def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
         raise ValueError(f"device={device!r} is not supported yet (only 'cpu')")
 
     def decorate(target: Any) -> Any:
+        if _is_module(target):
+            from .nn.compile_support import OptimizedModule
+            return OptimizedModule(target, {"backend": backend, "fullgraph": fullgraph,
+                                            "dynamic": dynamic})
         original = validate_function(target)
         return CompiledFunction(original, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
                                 device=device, options=options, disable=disable)
@@ -88,6 +92,11 @@ def allow_in_graph(fn: F) -> F:
 
     wrapper.__ac_allow_in_graph__ = fn  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def _is_module(value: Any) -> bool:
+    from .nn.modules.module import Module
+    return isinstance(value, Module)
 
 
 def graph_break() -> None:

@@ -37,7 +37,7 @@ def test_guard_failure_is_explained_in_words():
         "array 'x' size mismatch at index 0. expected 8, actual 9"]
     assert entry.guard.failures((np.ones((8, 3), np.float32),), {}) == [
         "array 'x' dtype mismatch. expected float64, actual float32"]
-    assert "not an ndarray" in entry.guard.failures(([1.0],), {})[0]
+    assert "is not of type ndarray" in entry.guard.failures(([1.0],), {})[0]
 
 
 def test_guard_source_is_readable_python():

@@ -112,6 +112,23 @@ def _numpy_scalar_type(runtime: "Runtime", kind: type, args: tuple, kwargs: dict
     return kind(*args, **kwargs)
 
 
+_WARNED_EAGER: set[str] = set()
+
+
+def _check_eager_only(fn: Any) -> None:
+    """Methods such as Module.state_dict run eagerly (their hooks fire): a graph break, with one
+    warning per method pointing to the docs."""
+    reason = getattr(fn, "__ac_eager__", None)
+    if not reason:
+        return
+    if fn.__qualname__ not in _WARNED_EAGER:
+        _WARNED_EAGER.add(fn.__qualname__)
+        import warnings
+        warnings.warn(f"astcompiler: {reason}; the compiled function breaks its graph there",
+                      RuntimeWarning, stacklevel=2)
+    raise GraphBreak(f"{fn.__qualname__} runs eagerly: {reason}")
+
+
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
              "update", "setdefault", "popitem", "add", "discard"}
 
@@ -134,6 +151,7 @@ def _construct_pytree(cls: type, args: tuple, kwargs: dict) -> Any:
 def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any:
     """Capture one call; see the module docstring for the order of the cases."""
     if isinstance(fn, BoundMethod):
+        _check_eager_only(fn.func)
         return runtime.inline(fn.func, (fn.self_, *args), kwargs)
     if isinstance(fn, ArrayProxy):
         raise TypeError("'numpy.ndarray' object is not callable")
@@ -186,7 +204,9 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         module = fn.__module__ or ""
         if getattr(fn, "__ac_disabled__", False):
             raise GraphBreak(f"{fn.__qualname__} is marked astcompiler.disable: it runs eagerly")
-        if module == "astcompiler" or module.startswith("astcompiler."):
+        _check_eager_only(fn)
+        if (module == "astcompiler" or module.startswith("astcompiler.")) \
+                and not module.startswith("astcompiler.nn"):
             raise GraphBreak(f"astcompiler.{fn.__name__} cannot be called inside compiled code")
         if module == "numpy" or module.startswith("numpy."):
             raise GraphBreak(f"np.{fn.__name__} is not supported by astcompiler yet")

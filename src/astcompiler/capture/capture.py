@@ -116,7 +116,7 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
     except Exception as error:
         # the guards recorded so far decide when the same outcome (e.g. a break) repeats
         error.capture_guards = tracer.guards  # type: ignore[attr-defined]
-        error.capture_namespace = runtime.namespace  # type: ignore[attr-defined]
+        error.capture_namespace = {**runtime.namespace, **tracer.namespace_objects}  # type: ignore[attr-defined]
         raise
     tracer.graph.output(tuple(outputs.nodes))
     add_size_guards(tracer)
@@ -124,7 +124,7 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
     eliminate_dead_code(tracer.graph, has_side_effects)
     _drop_unused_placeholders(tracer)
     return Capture(graph=tracer.graph, guards=tracer.guards, output_spec=spec,
-                   namespace=runtime.namespace, inputs=tracer.inputs,
+                   namespace={**runtime.namespace, **tracer.namespace_objects}, inputs=tracer.inputs,
                    rewritten=runtime.rewritten, shape_env=tracer.shape_env,
                    side_effects=effects)
 

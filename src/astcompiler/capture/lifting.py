@@ -8,7 +8,9 @@ wrapped in an ``ObjectProxy`` whose attribute reads are lifted (and guarded) in 
 
 from __future__ import annotations
 
+import re
 import types
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -146,13 +148,21 @@ class ObjectProxy:
     def __getattr__(self, name: str) -> Any:
         if name in self._ac_written:  # written earlier in this capture
             return self._ac_written[name]
-        value = getattr(self._ac_value, name)
-        if isinstance(value, types.MethodType) and value.__self__ is self._ac_value:
+        obj, source = self._ac_value, self._ac_source
+        registry = _module_registry(obj, name)
+        if registry is not None:  # a module's parameter, buffer or submodule
+            return lift(self._ac_tracer, getattr(obj, registry)[name],
+                        source.attr(registry).item(name))
+        value = getattr(obj, name)
+        if isinstance(value, types.MethodType) and value.__self__ is obj:
+            instance_dict = getattr(obj, "__dict__", None)
+            if instance_dict is not None:  # a method patched onto the instance would win
+                self._ac_tracer.guards.add("absent", Source(f"{source.name}.__dict__",
+                                                            f"{source.expr}.__dict__"), name)
             func = lift(self._ac_tracer, value.__func__,
-                        Source(f"type({self._ac_source.name}).{name}",
-                               f"type({self._ac_source.expr}).{name}"))
+                        Source(f"type({source.name}).{name}", f"type({source.expr}).{name}"))
             return BoundMethod(func, self)
-        return lift(self._ac_tracer, value, self._ac_source.attr(name))
+        return lift(self._ac_tracer, value, source.attr(name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Recorded, replayed on the real object after the graph runs."""
@@ -161,6 +171,48 @@ class ObjectProxy:
 
     def __repr__(self) -> str:
         return f"ObjectProxy({self._ac_source.name})"
+
+    def __bool__(self) -> bool:
+        return bool(self._ac_value)
+
+
+def _module_registry(obj: Any, name: str) -> str | None:
+    """Which of an ``ac.nn.Module``'s registries holds attribute ``name`` (torch's sources:
+    ``L['self']._parameters['weight']``)."""
+    state = getattr(obj, "__dict__", None)
+    if state is None or "_parameters" not in state or name in state:
+        return None
+    for registry in ("_parameters", "_buffers", "_modules"):
+        if name in state.get(registry, ()):
+            return registry
+    return None
+
+
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with_kwargs",
+               "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_global_forward_pre_hooks", "_global_forward_hooks",
+               "_global_forward_hooks_with_kwargs", "_global_forward_hooks_always_called")
+
+
+def _is_hook_dict(source: Source) -> bool:
+    name = source.name
+    return any(name.endswith(f".{d}") or name.endswith(f"['{d}']") for d in _HOOK_DICTS)
+
+
+def _lift_hook_dict(tracer: "Tracer", value: dict, source: Source) -> Any:
+    """Hook dictionaries: with ``config.skip_nnmodule_hook_guards`` no guard per dictionary, but
+    one on the global hook-version counter (so adding or removing a hook still recompiles)."""
+    from ..config import config
+    if not config.skip_nnmodule_hook_guards:
+        return None
+    from ..nn.modules import module as nn_module
+    tracer.namespace_objects["___nn_module"] = nn_module
+    tracer.guards.add("equals", Source("nn.modules.hooks_version()", "___nn_module._hooks_version"),
+                      nn_module._hooks_version)
+    with tracer.guards.deferred():  # the contents are covered by the version counter
+        lifted = GuardedDict({k: lift(tracer, v, source.item(k)) for k, v in value.items()})
+    lifted._ac_tracer, lifted._ac_source = tracer, source
+    return lifted
 
 
 class BoundMethod:
@@ -177,7 +229,7 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
     """The capture-time stand-in for ``value`` read from ``source``, with its guards recorded."""
     guards = tracer.guards
     kind = type(value)
-    if kind is np.ndarray:
+    if kind is np.ndarray or _is_parameter(value):
         return _lift_array(tracer, value, source)
     if isinstance(value, np.generic):
         guards.add("type", source, kind)
@@ -203,8 +255,14 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
             lifted = GuardedList(lift(tracer, item, source.item(i)) for i, item in enumerate(value))
         lifted._ac_tracer, lifted._ac_source, lifted._ac_pending = tracer, source, pending
         return lifted
+    if kind is OrderedDict:  # read like a dict (insertion order is dict order)
+        kind = dict
+    if kind is dict and _is_hook_dict(source):
+        lifted_hooks = _lift_hook_dict(tracer, value, source)
+        if lifted_hooks is not None:
+            return lifted_hooks
     if kind is dict:
-        guards.add("type", source, kind)
+        guards.add("type", source, type(value))
         with guards.deferred() as pending:
             guards.add("keys", source, tuple(value.keys()))
             lifted_dict = GuardedDict({k: lift(tracer, v, source.item(k)) for k, v in value.items()})
@@ -227,8 +285,20 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
         guards.add("type", source, kind)
         guards.add("equals", source, value)
         return value
+    if _is_module(value):  # modules: by type, so instances of a class share compiled code
+        guards.add("type", source, kind)
+        return ObjectProxy(tracer, value, source)
     guards.add("id", source, value)
     return ObjectProxy(tracer, value, source)
+
+
+def _is_parameter(value: Any) -> bool:
+    return type(value).__name__ == "Parameter" and type(value).__module__.startswith("astcompiler.nn")
+
+
+def _is_module(value: Any) -> bool:
+    from ..nn.modules.module import Module
+    return isinstance(value, Module)
 
 
 def _lift_array(tracer: "Tracer", value: np.ndarray, source: Source) -> Any:
@@ -268,8 +338,8 @@ def _lift_array(tracer: "Tracer", value: np.ndarray, source: Source) -> Any:
         shape.append(symbol)
         symbols.append((symbol, dim))
     pattern = tuple(size if not isinstance(size, (int, np.integer)) else int(size) for size in shape)
-    guards.add("array", source, (value.dtype, tuple(d if isinstance(d, int) else None for d in pattern)),
-               tuple(specialized))
+    guards.add("array", source, (value.dtype, tuple(d if isinstance(d, int) else None for d in pattern),
+                                 type(value)), tuple(specialized))
     proxy = tracer.placeholder(source, value, _hint(source), shape=tuple(shape))
     for symbol, dim in symbols:
         tracer.define_symbol(symbol, proxy, dim)
@@ -288,10 +358,14 @@ def _lift_dynamic_int(tracer: "Tracer", value: int, source: Source, marker: Any)
 
 
 def _hint(source: Source) -> str:
+    """A readable graph name for an input: ``x`` for ``L['x']``, ``g_W`` for ``G['W']``,
+    ``module_fc1_weight`` for ``L['module']._modules['fc1']._parameters['weight']``."""
     name = source.name
-    if name.startswith("L['") and name.endswith("']") and name.count("[") == 1:
-        return name[3:-2]
-    if name.startswith("G['") and name.endswith("']") and name.count("[") == 1:
-        return "g_" + name[3:-2]
-    cleaned = "".join(ch if ch.isalnum() else "_" for ch in name)
-    return cleaned.strip("_") or "arg"
+    for registry in ("._modules", "._parameters", "._buffers"):
+        name = name.replace(registry, "")
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\d+", name)
+    if words and words[0] == "G":
+        words[0] = "g"
+    elif words and words[0] in ("L", "C"):
+        words = words[1:]
+    return "_".join(words) or "arg"

@@ -104,6 +104,7 @@ class Tracer:
         self._loop_counts: dict[Any, int] = {}
         self.symbol_nodes: dict[Any, tuple[ArrayProxy, int | None]] = {}
         self.side_effects: list[Any] = []  # lifting.SideEffect, in program order
+        self.namespace_objects: dict[str, Any] = {}  # objects guard code refers to by name
         self.node_exprs: dict[Node, Any] = {}  # graph values that are size expressions
 
     # ----- graphs and scopes (regions capture into subgraphs) ---------------------------------
@@ -181,8 +182,8 @@ class Tracer:
         existing = self._by_source.get(source.expr)
         if existing is not None:
             return existing
-        example = value.copy() if isinstance(value, np.ndarray) else value
-        meta = meta_of(value)
+        example = np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+        meta = meta_of(example)
         if shape is not None and meta is not None:
             meta = TensorMeta(shape, meta.dtype, meta.scalar)
         node = self.root.placeholder(source.name, meta, name_hint)

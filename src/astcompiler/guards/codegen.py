@@ -54,8 +54,9 @@ def fact_code(fact: GuardFact, consts: _Constants) -> str:
     e = fact.source.expr
     kind = fact.kind
     if kind == "array":
-        dtype, shape = fact.value
-        head = f"type({e}) is ___ndarray and {e}.dtype == {consts.name(dtype)}"
+        dtype, shape, exact = fact.value
+        kind_check = "___ndarray" if exact is np.ndarray else consts.name(exact)
+        head = f"type({e}) is {kind_check} and {e}.dtype == {consts.name(dtype)}"
         if all(d is not None for d in shape):
             return f"{head} and {e}.shape == {shape!r}"
         dims = " and ".join(f"{e}.shape[{i}] == {d}" for i, d in enumerate(shape) if d is not None)
@@ -109,9 +110,10 @@ def explain_fact(fact: GuardFact, actual: Any) -> str:
         return f"{fact.source.name} no longer holds"
     if fact.kind == "array":
         name = short_name(name)
-        dtype, shape = fact.value
-        if type(actual) is not np.ndarray:
-            return f"{name} is not an ndarray: expected numpy.ndarray, actual {type(actual).__name__}"
+        dtype, shape, exact = fact.value
+        if type(actual) is not exact:
+            return (f"{name} is not of type {exact.__name__}: expected "
+                    f"{exact.__module__}.{exact.__name__}, actual {type(actual).__name__}")
         if actual.dtype != dtype:
             return f"array {name!r} dtype mismatch. expected {dtype}, actual {actual.dtype}"
         if actual.ndim != len(shape):
@@ -192,8 +194,8 @@ class GuardFunction:
                 continue
             if ok:
                 continue
-            if fact.kind == "array" and type(actual) is np.ndarray:
-                dtype, shape = fact.value
+            if fact.kind == "array" and isinstance(actual, np.ndarray):
+                dtype, shape, _ = fact.value
                 if actual.ndim == len(shape) and actual.dtype == dtype:
                     dims = {i for i, (want, got) in enumerate(zip(shape, actual.shape))
                             if want is not None and want != got}

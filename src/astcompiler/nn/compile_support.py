@@ -1,19 +1,64 @@
-"""The bridge from ``Module.compile(**kwargs)`` to the compiler.
+"""The bridge from modules to the compiler: ``ac.compile(module)`` and ``module.compile()``.
 
-``Module.__call__`` calls ``_compiled_module_call`` once ``module.compile(...)`` has stored its
-keyword arguments in ``module._compile_kwargs``. The compiler support for modules replaces the
-body below; until then a compiled module call says so plainly.
+A compiled module call is one compiled function, ``module_call(module, *args, **kwargs)``, that
+runs ``module._call_impl``: forward pre-hooks, ``forward`` and forward hooks are inlined into one
+graph. Its cache is shared by every module compiled with the same options, and modules are guarded
+by type (not identity), so two instances of a class with same-shaped parameters share an entry;
+parameters and buffers are graph inputs, never baked constants.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-__all__ = ["_compiled_module_call"]
+__all__ = ["_compiled_module_call", "OptimizedModule", "module_call", "compiled_module_call"]
+
+_CALLS: dict[tuple, Any] = {}
+_LOCK = threading.Lock()
+
+
+def module_call(module: Any, *args: Any, **kwargs: Any) -> Any:
+    """What a compiled module call captures: hooks and forward, as ``Module.__call__`` does."""
+    return module._call_impl(*args, **kwargs)
+
+
+def compiled_module_call(options: dict[str, Any]) -> Any:
+    """The shared CompiledFunction for module calls compiled with ``options``."""
+    import astcompiler
+    key = tuple(sorted((k, repr(v)) for k, v in options.items()))
+    with _LOCK:
+        compiled = _CALLS.get(key)
+        if compiled is None:
+            compiled = astcompiler.compile(module_call, **options)
+            _CALLS[key] = compiled
+    return compiled
 
 
 def _compiled_module_call(module: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call ``module`` through the compiler with ``module._compile_kwargs`` (not yet available)."""
-    import astcompiler  # noqa: F401  (lazy: ``import astcompiler.nn`` must stay cheap)
+    """``module(...)`` after ``module.compile(**options)``."""
+    return compiled_module_call(module._compile_kwargs or {})(module, *args, **kwargs)
 
-    raise NotImplementedError("module compilation lands with the compiler support")
+
+class OptimizedModule:
+    """What ``ac.compile(module)`` returns: calls go through the compiler; everything else
+    (parameters, state_dict, submodules, train/eval) is the original module's (``_orig_mod``)."""
+
+    def __init__(self, module: Any, options: dict[str, Any]) -> None:
+        object.__setattr__(self, "_orig_mod", module)
+        object.__setattr__(self, "_compiled_call", compiled_module_call(options))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled_call(self._orig_mod, *args, **kwargs)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self) -> str:
+        return f"OptimizedModule({self._orig_mod!r})"

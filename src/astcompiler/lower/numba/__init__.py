@@ -33,6 +33,8 @@ def numba_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
     from .cpu import rule_compiles
 
     plan = build_plan(graph, list(example_inputs), accept=rule_compiles)
+    if plan.regions:
+        return _structured(graph, list(example_inputs))
     if plan.eager is not None:
         return _eager(graph, plan.eager)
     try:
@@ -69,6 +71,23 @@ def _readable(wrapper: str, codes: dict[int, Any], files: list[str]) -> str:
     for (index, code), path in zip(sorted(codes.items()), files):
         parts.append(f"\n# ---- {code.name}  ({path}) ----\n{code.source}")
     return "\n".join(parts)
+
+
+def _structured(graph: Graph, example_inputs: list) -> CompiledGraph:
+    """Graphs with control-flow regions: one njit function with real loops (``structured.py``)."""
+    from .files import load_source
+    from .structured import NotLowerable, compile_structured
+
+    try:
+        compiled = compile_structured(graph, example_inputs,
+                                      lambda prefix, source: load_source(prefix, source)[0])
+    except NotLowerable as err:
+        return _eager(graph, f"a region holds an op without a structured lowering: {err}")
+    except Exception as err:  # a backend bug must not break the user's program
+        _log.warning("structured lowering failed (%s: %s); the graph runs with NumPy",
+                     type(err).__name__, err, exc_info=True)
+        return _eager(graph, f"the structured lowering failed: {type(err).__name__}: {err}")
+    return compiled
 
 
 def _eager(graph: Graph, reason: str) -> CompiledGraph:

@@ -28,7 +28,7 @@ from ...graph import Node
 from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
 from .scalar import CHEAP_OPS, cast, constant, empty_message, helper_source, type_name
 
-LANES = 8  # independent accumulators in an unrolled reduction loop
+LANES = 4  # independent accumulators in an unrolled reduction loop
 CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
 
 # accumulator dtypes whose arithmetic numba does not widen: no cast back after each step
@@ -41,19 +41,23 @@ class Namer:
     def __init__(self, reserved: set[str] | None = None):
         self.used: set[str] = set(reserved or ())
 
-    def __call__(self, hint: str) -> str:
+    def __call__(self, hint: str, prefixes: tuple[str, ...] = ("",),
+                 suffixes: tuple[str, ...] = ("",)) -> str:
+        """A fresh name; every ``prefix + name + suffix`` variant is free and reserved too."""
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in hint) or "v"
         if base[0].isdigit():
             base = "v_" + base
         name, count = base, 1
-        while name in self.used or keyword.iskeyword(name):
+        while any(f"{p}{name}{x}" in self.used or keyword.iskeyword(f"{p}{name}{x}")
+                  for p in prefixes for x in suffixes):
             name = f"{base}_{count}"
             count += 1
-        self.used.add(name)
+        self.used.update(f"{p}{name}{x}" for p in prefixes for x in suffixes)
         return name
 
 
 _RESERVED = set(dir(builtins)) | {"np", "numba", "count", "chunks", "lo", "hi", "c"}
+_ACC_PREFIXES = ("", "nan_", "idx_", "mean_", "part_", "partnan_")  # an accumulator's companions
 
 
 @dataclass
@@ -112,10 +116,11 @@ class KernelEmitter:
         self.buffers = [n for n in kernel.outputs if n not in self.returns]
         self.param = {n: self.names(n.name) for n in kernel.inputs}
         self.out = {n: self.names(f"out_{n.name}") for n in self.buffers}
-        self.local = {n: self.names(n.name) for n in kernel.nodes}
+        lanes = ("",) + tuple(f"_l{u}" for u in range(LANES)) + ("_c",)
+        self.local = {n: self.names(n.name, suffixes=lanes) for n in kernel.nodes}
         self.reductions = [n for n in kernel.nodes if isinstance(kernel.rules[n], ReductionRule)]
-        self.acc = {n: self.names(f"acc_{n.name}") for n in self.reductions}
-        self.elem = {n: self.names(f"e_{n.name}") for n in self.reductions}
+        self.acc = {n: self.names(f"acc_{n.name}", _ACC_PREFIXES, lanes) for n in self.reductions}
+        self.elem = {n: self.names(f"e_{n.name}", suffixes=lanes) for n in self.reductions}
         self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items()
                      if buf is None}
         self.scalar_input = {n: self.names(f"{n.name}_v") for n in kernel.inputs
@@ -351,7 +356,7 @@ class KernelEmitter:
     def lane_list(self, lanes: int, dim: int) -> list[_Lane]:
         if lanes == 1:
             return [_Lane()]
-        return [_Lane(f"_{u}", dim, u) for u in range(lanes)]
+        return [_Lane(f"_l{u}", dim, u) for u in range(lanes)]
 
     def merge_lanes(self, w: _Writer, sweep: Sweep, lanes: int, into: str = "") -> None:
         """Combine the lanes' accumulators pairwise, in lane order, into ``acc<into>``."""
@@ -359,11 +364,11 @@ class KernelEmitter:
             return
         for node in sweep.reductions:
             rule = self.rule(node)
-            names = [self.acc[node] + f"_{u}" for u in range(lanes)]
+            names = [self.acc[node] + f"_l{u}" for u in range(lanes)]
             self.pairwise(w, names, lambda a, b: self.merged(rule, a, b))
             w(f"{self.acc[node]}{into} = {names[0]}")
             if rule.nan_flag:
-                flags = [f"nan_{self.acc[node]}_{u}" for u in range(lanes)]
+                flags = [f"nan_{self.acc[node]}_l{u}" for u in range(lanes)]
                 self.pairwise(w, flags, lambda a, b: f"{a} | {b}")
                 w(f"nan_{self.acc[node]}{into} = {flags[0]}")
 
@@ -408,7 +413,7 @@ class KernelEmitter:
                 body()
         w.close()
         w.open(f"for i{d} in range(end{d}, {hi}):")
-        with self.in_lane(_Lane("_0", d, 0)):
+        with self.in_lane(_Lane("_l0", d, 0)):
             body()
         w.close()
 

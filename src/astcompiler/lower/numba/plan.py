@@ -106,6 +106,7 @@ class Plan:
     kernels: list[KernelPlan] = field(default_factory=list)
     weak: dict[Node, type] = field(default_factory=dict)
     eager: str | None = None  # why the whole graph runs with NumPy (None: it does not)
+    regions: bool = False  # control-flow regions: lowered as a whole by ``structured.py``
     roots: dict[Node, frozenset] = field(default_factory=dict)
 
 
@@ -165,10 +166,8 @@ def weak_scalars(graph: Graph, example_inputs: list) -> dict[Node, type]:
         pytype = getattr(node.meta, "pytype", None) if node.meta is not None else None
         if pytype is None and type(value) in (int, float):
             pytype = type(value)
-        if pytype in (int, float):
+        if pytype in (int, float):  # (a Python bool promotes like np.bool_: not weak)
             weak[node] = pytype
-        elif pytype is bool or type(value) is bool:
-            pass  # a Python bool promotes like np.bool_
     return weak
 
 
@@ -219,8 +218,12 @@ def _layout_hazard(graph: Graph, roots: dict[Node, frozenset]) -> bool:
     """
     mutated = False
     for node in graph.nodes:
-        if node.op == "call" and node.target in REGISTRY and REGISTRY[node.target].kind == "mutation":
-            dst = node.args[0] if node.args else None
+        if node.op != "call" or not is_barrier(node):
+            continue
+        targets = [node.args[0]] if node.args and REGISTRY[node.target].kind == "mutation" else []
+        out = node.kwargs.get("out")
+        targets += list(out) if isinstance(out, tuple) else [out]
+        for dst in targets:
             if isinstance(dst, Node) and any(r.op != "placeholder" for r in roots.get(dst, ())):
                 mutated = True
     if not mutated:
@@ -637,7 +640,7 @@ def build_plan(graph: Graph, example_inputs: list,
     """
     plan = Plan(graph)
     if any(n.op == "region" for n in graph.nodes):
-        plan.eager = "the graph has control-flow regions"
+        plan.eager, plan.regions = "the graph has control-flow regions", True
         return plan
     plan.roots = storage_roots(graph)
     if _layout_hazard(graph, plan.roots):

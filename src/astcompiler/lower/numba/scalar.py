@@ -358,26 +358,24 @@ def _ufunc_override(name: str, ins: tuple, out: np.dtype, node: Node) -> ScalarR
     return None
 
 
-def _operands_to(node: Node, indices: tuple[int, ...], dtype: np.dtype) -> bool:
+def _readable(node: Node, indices: tuple[int, ...]) -> bool:
     return all(_scalar_operand(node.args[i]) for i in indices)
 
 
 def _lower_where(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
-    if len(node.args) != 3 or not _operands_to(node, (0, 1, 2), node.meta.dtype):
+    if len(node.args) != 3 or not _readable(node, (0, 1, 2)):
         return None
     out = np.dtype(node.meta.dtype)
     return ScalarRule((np.dtype(bool), out, out), "({1} if {0} else {2})", out)
 
 
 def _lower_clip(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
-    if len(node.args) != 3 or set(node.kwargs) - set():
+    if len(node.args) != 3 or node.kwargs:
         return None
     out = np.dtype(node.meta.dtype)
     a, lo, hi = node.args
     used = tuple(i for i, v in enumerate(node.args) if v is not None)
-    if not _operands_to(node, used, out) or 0 not in used:
-        return None
-    if out.kind == "c":
+    if not _readable(node, used) or 0 not in used:
         return None
     expr = "{0}"
     if lo is not None:

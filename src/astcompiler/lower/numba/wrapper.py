@@ -146,7 +146,7 @@ class WrapperWriter:
             self.call(kernel, code, dims, origin, 2)
         for node in code.returns:
             name = self.var[node]
-            self.emit(f"{name} = {_scalar_type(node.meta.dtype)}({name})")
+            self.emit(f"{name} = {_scalar_type(node.meta.dtype)}({name})", node.origin)
 
     def allocate(self, kernel: KernelPlan, node: Node, dims: list[str], name: str,
                  origin: str | None, depth: int = 2) -> None:
@@ -166,9 +166,9 @@ class WrapperWriter:
             self.emit(f"{assign}{code.name}({arglist})", origin, depth)
             return
         self.emit(f"if {self.size_expr(kernel, code, dims, stored_as)} >= {self.threshold}:",
-                  None, depth)
+                  origin, depth)
         self.emit(f"{assign}{code.parallel_name}({arglist})", origin, depth + 1)
-        self.emit("else:", None, depth)
+        self.emit("else:", origin, depth)
         self.emit(f"{assign}{code.name}({arglist})", origin, depth + 1)
 
     def fused_store(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
@@ -184,11 +184,11 @@ class WrapperWriter:
         for node in code.inputs:
             if self.may_overlap(kernel, node, dst, mutation):
                 checks.append(f"not np.may_share_memory({view}, {self.var[node]})")
-        self.emit(f"if {' and '.join(checks)}:")
+        self.emit(f"if {' and '.join(checks)}:", mutation.origin)
         self.call(kernel, code, dims, origin, 3, stored_as=view)
-        self.emit("else:")
+        self.emit("else:", mutation.origin)
         temp = self.names(f"tmp_{kernel.stored.name}")
-        self.allocate(kernel, kernel.stored, dims, temp, None, 3)
+        self.allocate(kernel, kernel.stored, dims, temp, kernel.stored.origin, 3)
         self.call(kernel, code, dims, origin, 3, stored_as=temp)
         if mutation.target == "setitem":
             self.emit(f"{self.value(dst)}[{self.index(mutation.args[1])}] = {temp}",

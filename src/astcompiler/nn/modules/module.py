@@ -49,6 +49,14 @@ _hooks_version = 0
 _hooks_version_lock = threading.Lock()
 
 
+def _eager_in_compiled_code(fn: Any) -> Any:
+    """Mark a method that compiled code must not inline: a graph break runs it eagerly (its hooks
+    fire as usual)."""
+    fn.__ac_eager__ = (f"Module.{fn.__name__}() runs its hooks eagerly; see docs/modules.md "
+                       "(compiling modules)")
+    return fn
+
+
 def hooks_version() -> int:
     """An integer that increases whenever any forward (pre-)hook is registered or removed."""
     return _hooks_version
@@ -532,6 +540,7 @@ class Module:
 
     # -- state dict ---------------------------------------------------------------------------
 
+    @_eager_in_compiled_code
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Any]:
         """Parameters and persistent buffers by dotted name: this module's own parameters, its
@@ -581,6 +590,7 @@ class Module:
         raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
                            "called.")
 
+    @_eager_in_compiled_code
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy ``state_dict`` into this module's parameters and buffers, in place.
