@@ -120,6 +120,7 @@ class DynamicPolicy:
     dynamic_sources: list[str] = field(default_factory=list)
     unbacked_sources: list[str] = field(default_factory=list)
     static_sources: list[str] = field(default_factory=list)
+    force_parameter_static: bool = True
 
     @classmethod
     def from_config(cls, config: Any, dynamic: bool | None,
@@ -130,7 +131,8 @@ class DynamicPolicy:
                    specialize_int=config.specialize_int,
                    dynamic_sources=_patterns(config.dynamic_sources),
                    unbacked_sources=_patterns(config.unbacked_sources),
-                   static_sources=_patterns(config.static_sources))
+                   static_sources=_patterns(config.static_sources),
+                   force_parameter_static=config.force_parameter_static_shapes)
 
     def _matches(self, patterns: list[str], name: str) -> bool:
         return any(source_matches(p, name) for p in patterns)
@@ -143,6 +145,8 @@ class DynamicPolicy:
             return [DimMarker("unbacked")] * ndim
         if self._matches(self.dynamic_sources, name):
             return [DimMarker("config")] * ndim
+        if self.force_parameter_static and type(array).__name__ == "Parameter":
+            return [None] * ndim  # config.force_parameter_static_shapes
         marked = MARKERS.get(array)
         changed = self.automatic.get(name, set())
         out: list[DimMarker | None] = []

@@ -53,6 +53,24 @@ def _check_spec(spec: TreeSpec) -> None:
         _check_spec(child)
 
 
+def _module_arrays(proxy: Any, prefix: tuple = ()) -> list[tuple[tuple, ArrayProxy]]:
+    """Parameters and buffers of a module (recursively), lifted through its proxy: graph inputs."""
+    module = proxy._ac_value
+    found = []
+    for registry in ("_parameters", "_buffers"):
+        for name, value in getattr(module, registry).items():
+            if value is not None:
+                found.append(((*prefix, registry, name), getattr(proxy, name)))
+    for name in module._modules:
+        found += _module_arrays(getattr(proxy, name), (*prefix, "_modules", name))
+    return found
+
+
+def _is_module(value: Any) -> bool:
+    from ..nn.modules.module import Module
+    return isinstance(value, Module)
+
+
 def flatten_inputs(runtime: "Runtime", args: tuple, kwargs: dict) -> tuple[list[Any], TreeSpec]:
     from .lifting import ObjectProxy
     plain = _unwrap((args, kwargs))
@@ -61,6 +79,8 @@ def flatten_inputs(runtime: "Runtime", args: tuple, kwargs: dict) -> tuple[list[
     for leaf in leaves:
         if isinstance(leaf, (ArrayProxy, SymInt, *_PRIMITIVES)) or PYTREES.is_constant(leaf):
             continue
+        if isinstance(leaf, ObjectProxy) and _is_module(leaf._ac_value):
+            continue  # its parameters and buffers become inputs
         if isinstance(leaf, ObjectProxy):
             leaf = leaf._ac_value
         raise Unsupported(f"Invalid input type for nonstrict_trace-ed function: "
@@ -88,6 +108,28 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
+class _SwappedArrays:
+    """Temporarily put traced stand-ins in a module's parameter and buffer slots."""
+
+    def __init__(self, module: Any, replacements: list[tuple[tuple, Any]]) -> None:
+        self.module = module
+        self.replacements = replacements
+        self.saved: list[tuple[dict, str, Any]] = []
+
+    def __enter__(self) -> None:
+        for path, value in self.replacements:
+            owner = self.module
+            for registry, name in zip(path[:-2:2], path[1:-2:2]):
+                owner = getattr(owner, registry)[name]
+            slots = getattr(owner, path[-2])
+            self.saved.append((slots, path[-1], slots[path[-1]]))
+            slots[path[-1]] = value
+
+    def __exit__(self, *exc: Any) -> None:
+        for slots, name, value in reversed(self.saved):
+            slots[name] = value
+
+
 def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
                     kwargs: dict) -> Any:
     """Record a call of a ``nonstrict_trace`` function as one region node."""
@@ -96,18 +138,31 @@ def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
         raise Unsupported(f"nonstrict_trace of {getattr(fn, '__qualname__', fn)} requires the "
                           "function to be defined outside the compiled region (at module level "
                           f"or before calling the compiled function){_where()}")
+    from .lifting import ObjectProxy
     tracer = runtime.tracer
     leaves, in_spec = flatten_inputs(runtime, args, kwargs)
     array_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (ArrayProxy, SymInt))]
     outer = [leaves[i] if isinstance(leaves[i], ArrayProxy) else tracer.sym_value(leaves[i].expr)
              for i in array_positions]
+    modules = [(i, leaf, _module_arrays(leaf)) for i, leaf in enumerate(leaves)
+               if isinstance(leaf, ObjectProxy) and _is_module(leaf._ac_value)]
+    module_inputs = [proxy for _, _, arrays in modules for _, proxy in arrays]
     scope = tracer.push_scope()
+    swaps = []
     try:
         inner_leaves = list(leaves)
         for position, value in zip(array_positions, outer):
-            value = value if isinstance(value, ArrayProxy) else value
             node = scope.graph.placeholder("nonstrict:input", value.node.meta, value.node.name)
             inner_leaves[position] = ArrayProxy(tracer, node, value.example)
+        for position, proxy, arrays in modules:  # parameters and buffers: inputs of the call
+            stand_ins = []
+            for path, value in arrays:
+                node = scope.graph.placeholder("nonstrict:parameter", value.node.meta, value.node.name)
+                stand_ins.append((path, ArrayProxy(tracer, node, value.example)))
+            inner_leaves[position] = proxy._ac_value
+            swaps.append(_SwappedArrays(proxy._ac_value, stand_ins))
+        for swap in swaps:
+            swap.__enter__()
         call_args, call_kwargs = PYTREES.tree_unflatten(inner_leaves, in_spec)
         result = fn(*call_args, **call_kwargs)
         out_leaves, out_spec = PYTREES.tree_flatten(result)
@@ -125,14 +180,20 @@ def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
             out_nodes.append(tracer.localize(leaf.node))
         scope.graph.output(tuple(out_nodes))
     finally:
+        for swap in reversed(swaps):
+            swap.__exit__()
         tracer.pop_scope()
     captured = list(scope.captured)
+    for position, proxy, _ in modules:  # the eager backend calls the function with the module
+        leaves[position] = proxy._ac_value
     region = tracer.graph.region(
-        "nonstrict_call", (*[tracer.localize(v.node) for v in outer], *captured),
+        "nonstrict_call", (*[tracer.localize(v.node) for v in outer],
+                           *[tracer.localize(v.node) for v in module_inputs], *captured),
         {"body": scope.graph},
         {"fn": fn, "in_spec": in_spec, "leaves": leaves, "array_positions": array_positions,
          "out_spec": out_spec, "out_leaves": out_leaves, "array_out": array_out,
          "n_controls": 0, "n_carried": 0, "n_captured": len(captured), "n_inputs": len(outer),
+         "n_module_inputs": len(module_inputs),
          "names": [getattr(fn, "__qualname__", "fn")]},
         current_origin())
     results = list(out_leaves)
