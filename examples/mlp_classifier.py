@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import astcompiler as ac
+
 from astcompiler import nn
 
 
@@ -57,6 +59,16 @@ def main() -> None:
     clone.load_state_dict(model.state_dict())
     np.testing.assert_allclose(clone(x), probs)
     print("a second model loaded from state_dict predicts the same")
+
+    compiled = ac.compile(model, fullgraph=True)  # hooks, layers and forward: one graph
+    np.testing.assert_allclose(compiled(x), probs, rtol=1e-10)
+    means: list = []
+    record = model.body[-2].register_forward_hook(lambda m, a, out: means.append(out.mean()))
+    with record:  # a new hook: seen by the compiled call, its append replayed on every call
+        for _ in range(3):
+            np.testing.assert_allclose(compiled(x), probs, rtol=1e-10)
+    print(f"the compiled model predicts the same; its hook recorded {len(means)} activation "
+          f"means ({float(means[-1]):+.3f})")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ def assert_rewrites(rule, before: str, after: str) -> None:
     ("y = f(g(x))\n", "y = __ac.call(f, __ac.call(g, x))\n"),
     ("super().__init__()\n", "__ac.call(super().__init__)\n"),
     ("__ac.call(f, x)\n", "__ac.call(f, x)\n"),  # runtime calls are left alone
+    ("s = sum(v for v in xs)\n", "s = __ac.call(sum, (v for v in xs))\n"),
 ])
 def test_calls(before, after):
     assert_rewrites(RewriteCalls, before, after)

@@ -153,6 +153,9 @@ class ArrayProxy:
             raise TypeError("iteration over a 0-d array")
         return iter(self.tracer.unrolled(range(self.shape[0]), lambda i: self[i]))
 
+    def __format__(self, spec: str) -> str:
+        raise _data_dependent("formatting a traced array's value")
+
     def __contains__(self, item: Any) -> bool:
         raise _data_dependent("`in` on a traced array")
 

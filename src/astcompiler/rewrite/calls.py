@@ -20,5 +20,16 @@ class RewriteCalls(cst.CSTTransformer):
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and func.value.value == "__ac":
             return updated
-        return cst.Call(func=runtime_attr("call"), args=[cst.Arg(func), *updated.args],
+        args = [_parenthesize_generator(arg) for arg in updated.args]
+        return cst.Call(func=runtime_attr("call"), args=[cst.Arg(func), *args],
                         lpar=updated.lpar, rpar=updated.rpar)
+
+
+def _parenthesize_generator(arg: cst.Arg) -> cst.Arg:
+    """``f(x for x in y)`` is only valid as a sole argument: it needs parentheses once the
+    callable becomes the first argument of ``__ac.call``."""
+    value = arg.value
+    if isinstance(value, cst.GeneratorExp) and not value.lpar:
+        return arg.with_changes(value=value.with_changes(lpar=[cst.LeftParen()],
+                                                         rpar=[cst.RightParen()]))
+    return arg
