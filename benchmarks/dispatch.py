@@ -63,7 +63,24 @@ def main() -> int:
     print(f"{'static entry':<34} {s:9.2f}")
     print(f"{'dynamic-shape entry':<34} {d:9.2f}")
     print(f"dynamic / static: {d / s:.2f}x (target: within 1.10x)")
+    module_hook_guards(args.backend)
     return 0
+
+
+def module_hook_guards(backend: str) -> None:
+    """A compiled module call (two Linear layers, a hook on each) with the global hook-version
+    guard (default) against one guard per hook dictionary."""
+    nn = ac.nn
+    for skip in (True, False):
+        with ac.config.patch(skip_nnmodule_hook_guards=skip):
+            model = nn.Sequential(nn.Linear(3, 3, rng=0), nn.ReLU(), nn.Linear(3, 3, rng=1))
+            for layer in model.children():
+                layer.register_forward_hook(lambda m, a, out: None)
+            compiled = ac.compile(model, backend=backend)
+            x = np.ones((1, 3))
+            compiled(x)
+            label = "hook-version guard" if skip else "guard per hook dict"
+            print(f"{'module call, ' + label:<34} {per_call_us(compiled, (x,), number=5000):9.2f}")
 
 
 if __name__ == "__main__":
