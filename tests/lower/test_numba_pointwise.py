@@ -12,6 +12,9 @@ from astcompiler.ops import REGISTRY
 
 from numba_helpers import GraphBuilder, check
 
+# NaN and empty inputs are on purpose: NumPy (the reference) warns about them
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float32, np.float64]
 
 

@@ -30,8 +30,10 @@ _log = logging.getLogger("astcompiler.lower.numba")
 
 def numba_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
     """Lower ``graph`` to numba kernels plus a NumPy wrapper; returns a ``CompiledGraph``."""
+    from ..inline import inline_nonstrict_calls
     from .cpu import rule_compiles
 
+    inline_nonstrict_calls(graph)  # nonstrict_trace calls fuse with what surrounds them
     plan = build_plan(graph, list(example_inputs), accept=rule_compiles)
     if plan.regions:
         return _structured(graph, list(example_inputs))
