@@ -180,6 +180,7 @@ class GuardFunction:
     params: str
     path: str | None = None
     _explainers: list[Callable[..., bool]] = field(default_factory=list)
+    condition: str = "True"  # the whole check as one Python expression (names in ``namespace``)
 
     def changed_sizes(self, args: tuple, kwargs: dict) -> dict[str, set[int]]:
         """Sources whose sizes (array dims, or int values as dim -1) differ from this entry's:
@@ -251,7 +252,7 @@ def build_guard(guards: GuardSet, sig: inspect.Signature, original: Callable,
         copy_defaults(fn, original)
     return GuardFunction(check=check, source=guard_display_source(source), facts=facts,
                          namespace=consts.namespace, params=params, path=path,
-                         _explainers=explain_fns)
+                         _explainers=explain_fns, condition=body)
 
 
 def guard_display_source(source: str) -> str:

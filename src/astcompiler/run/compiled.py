@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..config import config
 from ..exc import FailOnRecompileLimitHit, RecompileError
 from . import pgo
+from .sentinels import MISS
+from .stance import _CURRENT as _stance_var
 from .stance import DEFAULT, Stance, current_stance
 from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
@@ -97,16 +99,12 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.disabled:
             return self._orig_fn(*args, **kwargs)
-        stance = current_stance()
-        if stance is not DEFAULT:
-            return self._call_with_stance(stance, args, kwargs)
+        if _stance_var.get() is not DEFAULT:
+            return self._call_with_stance(current_stance(), args, kwargs)
         for entry in self._entries:
-            try:
-                hit = entry.guard.check(*args, **kwargs)
-            except Exception:  # noqa: BLE001 - e.g. a missing global: not this entry
-                hit = False
-            if hit:
-                return entry.run(*args, **kwargs)
+            result = entry.guarded(*args, **kwargs)
+            if result is not MISS:
+                return result
         return self._miss(args, kwargs)
 
     def _hit(self, args: tuple, kwargs: dict) -> CacheEntry | None:
