@@ -190,3 +190,14 @@ def test_module_compile_in_place():
     expected = model(X)
     model.compile(backend="eager")
     np.testing.assert_allclose(model(X), expected)
+
+
+def test_show_and_explain_accept_modules(capsys):
+    model = ToyModel()
+    optimized = ac.compile(model, backend="eager")
+    optimized(X)
+    ac.show(optimized)
+    assert "module_call" in capsys.readouterr().out
+    for target in (optimized, model):
+        report = ac.explain(target)(X)
+        assert report.graph_count == 1 and report.op_count > 0

@@ -61,7 +61,16 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
 
     def run(*call_args: Any, **call_kwargs: Any) -> ExplainOutput:
         from .compiled import _ALL, _ALL_LOCK, CompiledFunction, validate_function
-        original = validate_function(getattr(fn, "_ac_original", fn))
+        target = fn
+        from ..nn.modules.module import Module
+        module = getattr(fn, "_orig_mod", None)
+        if module is None and isinstance(fn, Module):
+            module = fn
+        if module is not None:  # a module: explain its call (hooks and forward)
+            from ..nn.compile_support import module_call
+            call_args = (module, *call_args)
+            target = module_call
+        original = validate_function(getattr(target, "_ac_original", target))
         probe = CompiledFunction(original, backend="eager")
         with _ALL_LOCK:
             _ALL.discard(probe)

@@ -37,7 +37,7 @@ def show(fn: Any, file: TextIO | None = None) -> None:
     """Print the generated source of every cache entry of a compiled function:
     rewritten code, guards, graph and output (kernel) code."""
     from .compiled import CompiledFunction
-    compiled = getattr(fn, "_ac_compiled", fn)
+    compiled = getattr(fn, "_compiled_call", None) or getattr(fn, "_ac_compiled", fn)
     if not isinstance(compiled, CompiledFunction):
         raise TypeError(f"astcompiler.show expects a function returned by astcompiler.compile, "
                         f"got {type(fn).__name__}")
