@@ -46,6 +46,17 @@ class Undefined:
     __call__ = __getattr__ = __getitem__ = __add__ = __radd__ = __mul__ = __bool__ = _fail
 
 
+def read_state(*thunks: Callable[[], Any]) -> tuple:
+    """The values ``thunks`` read; a variable that is not bound becomes an ``Undefined``."""
+    values = []
+    for thunk in thunks:
+        try:
+            values.append(thunk())
+        except NameError as error:
+            values.append(Undefined(getattr(error, "name", None) or "?"))
+    return tuple(values)
+
+
 @dataclass
 class Frame:
     """One (possibly inlined) user function being captured."""
@@ -186,13 +197,7 @@ class Runtime:
     # ----- structured control flow (see rewrite/structured.py) ---------------------------------
     def state(self, *thunks: Callable[[], Any]) -> tuple:
         """Current values of a statement's state variables (unbound ones as ``Undefined``)."""
-        values = []
-        for thunk in thunks:
-            try:
-                values.append(thunk())
-            except NameError as error:
-                values.append(Undefined(getattr(error, "name", None) or "?"))
-        return tuple(values)
+        return read_state(*thunks)
 
     def for_stmt(self, iterable: Any, body: Callable[[Any], None], get_state: Any, set_state: Any,
                  names: tuple, extra_test: Callable[[], Any] | None) -> None:

@@ -88,14 +88,8 @@ def _live_return(names: Sequence[str]) -> cst.SimpleStatementLine:
 
 def read_live(*thunks: Callable[[], Any]) -> tuple:
     """Values of the live variables; an unbound one becomes an ``Undefined`` marker."""
-    from ..capture.runtime import Undefined
-    values = []
-    for thunk in thunks:
-        try:
-            values.append(thunk())
-        except NameError as error:
-            values.append(Undefined(getattr(error, "name", None) or "?"))
-    return tuple(values)
+    from ..capture.runtime import read_state
+    return read_state(*thunks)
 
 
 @dataclass

@@ -36,8 +36,9 @@ def write_generated_file(directory: str, stem: str, source: str) -> str:
 
 
 def load_generated_module(path: str) -> types.ModuleType:
-    """Import the module at ``path`` under its file stem (registered in ``sys.modules`` first)."""
-    name = "astcompiler_generated." + os.path.splitext(os.path.basename(path))[0]
+    """Import the module at ``path`` under its file stem, registered in ``sys.modules`` before it
+    runs (numba's disk cache re-imports a cached function's module by that name)."""
+    name = os.path.splitext(os.path.basename(path))[0]
     with _LOCK:
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None) == path:
