@@ -216,3 +216,33 @@ def test_disable_runs_eagerly_with_a_break_around_it():
     compiled = ac.compile(fn, backend="eager")
     np.testing.assert_allclose(compiled(X), fn(X))
     assert "astcompiler.disable" in compiled.entries[0].break_reason.reason
+
+
+@ac.nonstrict_trace
+def scaled(inputs):
+    return inputs["x"] * inputs["scale"]
+
+
+def test_dict_inputs_mutated_before_the_call_are_respecialized():
+    counter = CompileCounter()
+    compiled = ac.compile(lambda d: scaled(d) + 1, backend=counter)
+    data = {"x": X, "scale": 2.0}
+    np.testing.assert_allclose(compiled(data), X * 2.0 + 1)
+    data["scale"] = 3.0  # a primitive leaf: specialized, so a new value recompiles
+    np.testing.assert_allclose(compiled(data), X * 3.0 + 1)
+    data["x"] = X * 10  # an array leaf: an input, no recompile
+    np.testing.assert_allclose(compiled(data), X * 30.0 + 1)
+    assert counter.frame_count == 2
+
+
+def test_register_constant_recompiles_on_a_new_value():
+    counter = CompileCounter()
+
+    def fn(pos, vel, how):
+        return step(Particles(pos, vel), 0.5, how).pos
+
+    compiled = ac.compile(fn, backend=counter)
+    np.testing.assert_allclose(compiled(X, X, Integrator("double")), X + X)
+    np.testing.assert_allclose(compiled(X, X, Integrator("double")), X + X)
+    np.testing.assert_allclose(compiled(X, X, Integrator("single")), X + 0.5 * X)
+    assert counter.frame_count == 2
