@@ -33,7 +33,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "numba"])
 @pytest.mark.parametrize("fn, args", CASES, ids=[f"{c[0].__name__}{i}" for i, c in enumerate(CASES)])
 def test_kernel_matches_eager_in_one_small_graph(fn, args, backend):
     expected = fn(*[clone(a) for a in args])
@@ -51,6 +51,9 @@ def test_kernel_matches_eager_in_one_small_graph(fn, args, backend):
     assert counter.op_count < 80, counter.graphs[0]
     assert_same(compiled(*[clone(a) for a in args]), expected)  # cached call
     assert counter.frame_count == 1
+    graph = compiled.entries[0].graph
+    if backend == "numba" and any(n.op == "region" for n in graph.nodes):
+        assert "structured_kernel" in compiled.entries[0].output_code  # real loops, one njit
 
 
 def test_graph_code_shows_nested_regions():
@@ -97,3 +100,21 @@ def test_branches_with_different_shapes_are_a_graph_break():
     with pytest.raises(ac.exc.Unsupported, match="changes shape"):
         ac.compile(fn, backend="eager", fullgraph=True)(np.ones(4))
     assert_same(ac.compile(fn, backend="eager")(-np.ones(4)), -np.ones(4)[:2])
+
+
+@pytest.mark.parametrize("fn, make", [
+    (k.triangular_solve, lambda n: (np.tril(RNG.random((n, n))) + n * np.eye(n), RNG.random(n))),
+    (k.heat_stencil, lambda n: (RNG.random(n), 80)),
+    (k.signed_sum, lambda n: (RNG.standard_normal(n),)),
+])
+def test_one_numba_entry_serves_every_size_with_mark_dynamic(fn, make):
+    compiled = ac.compile(fn)  # numba
+    for n in (70, 90, 130):
+        args = make(n)
+        expected = fn(*[clone(a) for a in args])
+        for a in args:
+            if isinstance(a, np.ndarray):
+                ac.mark_dynamic(a, list(range(a.ndim)))  # markers follow the array object
+        assert_same(compiled(*args), expected)
+    assert len(compiled.entries) == 1
+    assert "structured_kernel" in compiled.entries[0].output_code

@@ -67,7 +67,11 @@ def _len(runtime: "Runtime", obj: Any) -> int:
 
 
 def _range(runtime: "Runtime", *args: Any) -> Any:
-    """``range`` with traced bounds is a SymRange (a loop region), else a plain range."""
+    """``range`` with traced bounds (or dynamic sizes) is a SymRange (a loop region), else a plain
+    range."""
+    from .symbolic import SymInt
+    if any(isinstance(a, SymInt) for a in args):  # a dynamic size: read at run time
+        args = tuple(runtime.tracer.sym_value(a.expr) if isinstance(a, SymInt) else a for a in args)
     if any(isinstance(a, ArrayProxy) for a in args):
         for a in args:
             if isinstance(a, ArrayProxy) and (a.ndim != 0 or a.dtype.kind not in "iub"):

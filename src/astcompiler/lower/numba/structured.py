@@ -85,6 +85,7 @@ class _Emitter:
     constants: list[Any] = field(default_factory=list)
     helpers: set[str] = field(default_factory=set)
     used: set[str] = field(default_factory=set)
+    roots: set[Node] = field(default_factory=set)  # roots of fused elementwise trees
 
     def fresh(self, hint: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
@@ -144,8 +145,14 @@ class _Emitter:
     # ----- graphs ------------------------------------------------------------------------------
     def body(self, graph: Graph, indent: str) -> list[str]:
         """Emit the graph's call and region nodes; returns the output expressions."""
+        inlined, roots = _fusion_trees(graph)
+        self.roots |= roots
         for node in graph.nodes:
-            if node.op == "call":
+            if node in inlined:
+                continue  # computed inside its consumer's loop
+            if node.op == "call" and node in roots:
+                self.fused(node, inlined, indent)
+            elif node.op == "call":
                 self.call(node, indent)
             elif node.op == "region":
                 self.region(node, indent)
@@ -182,8 +189,8 @@ class _Emitter:
         if target == "setitem":
             dst, index, value = args
             src = self.value(value, dst.meta.dtype if isinstance(dst, Node) and dst.meta else None)
-            if isinstance(value, Node) and value.meta is not None and value.meta.ndim > 0:
-                src = f"{src}.copy()"  # NumPy computes the right-hand side before writing
+            if _may_alias(value):
+                src = f"{src}.copy()"  # NumPy reads the right-hand side before writing
             self.emit(self._indent, f"{self.value(dst)}[{self.index(index)}] = {src}", node)
             return None
         if target == "copy_":
@@ -192,7 +199,7 @@ class _Emitter:
             if ndim == 0:
                 raise NotLowerable("in-place update of a 0-d array")
             value = self.value(src, dst.meta.dtype)
-            if isinstance(src, Node) and src.meta is not None and src.meta.ndim > 0:
+            if _may_alias(src):
                 value = f"{value}.copy()"
             self.emit(self._indent, f"{self.value(dst)}[...] = {value}", node)
             return None
@@ -201,8 +208,8 @@ class _Emitter:
             if meta is not None and meta.pytype is not None:
                 return repr(meta.pytype(value))
             return self.value(np.asarray(value, meta.dtype)[()] if meta is not None else value)
-        if target == "constant":
-            return self.value(args[0])
+        if target == "constant":  # a fresh copy: code may write into it
+            return f"{self.value(args[0])}.copy()"
         if target == "dim_size":
             return f"{self.value(args[0])}.shape[{args[1]}]"
         if target == "astype":
@@ -248,6 +255,41 @@ class _Emitter:
                                  for a in args)
             return f"np.{target}({operands})"
         raise NotLowerable(f"op {target}")
+
+    def fused(self, root: Node, inlined: set[Node], indent: str) -> None:
+        """A tree of elementwise ops as one loop nest into one fresh array (no temporaries)."""
+        name = self.fresh(root.name)
+        self.names[root] = name
+        leaves = _tree_leaves(root, inlined)
+        shape_of = next(self.value(leaf) for leaf in leaves
+                        if isinstance(leaf, Node) and leaf.meta is not None and leaf.meta.ndim)
+        ndim = root.meta.ndim
+        index = [self.fresh(f"k{d}") for d in range(ndim)]
+        self.emit(indent, f"{name} = np.empty({shape_of}.shape, np.{_dtype_name(root.meta.dtype)})",
+                  root)
+        inner = indent
+        for d in range(ndim):
+            self.emit(inner, f"for {index[d]} in range({name}.shape[{d}]):")
+            inner += "    "
+        expr = self.scalar_expr(root, inlined, ", ".join(index))
+        self.emit(inner, f"{name}[{', '.join(index)}] = {expr}", root)
+
+    def scalar_expr(self, node: Any, inlined: set[Node], idx: str) -> str:
+        if not (isinstance(node, Node) and (node in inlined or node in self.roots)):
+            if isinstance(node, Node) and node.meta is not None and node.meta.ndim:
+                return f"{self.value(node)}[{idx}]"
+            return self.value(node)
+        like = node.meta.dtype
+        args = [self.scalar_expr(a, inlined, idx) if isinstance(a, Node) else
+                self.value(a, like if not _is_compare(node.target) else _dtype_of(node.args))
+                for a in node.args]
+        if node.target == "where":
+            text = f"({args[1]} if {args[0]} else {args[2]})"
+        elif node.target == "astype":
+            text = args[0]
+        else:
+            text = f"np.{node.target}({', '.join(args)})"
+        return f"np.{_dtype_name(like)}({text})"
 
     def region(self, node: Node, indent: str) -> None:
         info = node.extra
@@ -313,6 +355,69 @@ class _Emitter:
             self.emit(indent, f"{', '.join(targets)} = {', '.join(values)}")
 
     _indent: str = "    "
+
+
+def _fusable(node: Any) -> bool:
+    if not isinstance(node, Node) or node.op != "call" or node.kwargs or node.meta is None:
+        return False
+    meta = node.meta
+    if meta.ndim == 0 or meta.pytype is not None:
+        return False
+    op = REGISTRY.ops.get(node.target)
+    if op is None or op.kind != "pointwise":
+        return False
+    return op.extra.get("ufunc") is not None or node.target in ("where", "astype")
+
+
+def _tree_leaves(root: Node, inlined: set[Node]) -> list[Any]:
+    leaves: list[Any] = []
+    for arg in root.args:
+        if isinstance(arg, Node) and arg in inlined:
+            leaves += _tree_leaves(arg, inlined)
+        else:
+            leaves.append(arg)
+    return leaves
+
+
+def _fusion_trees(graph: Graph) -> tuple[set[Node], set[Node]]:
+    """Elementwise producers to inline into their single elementwise consumer; records the trees'
+    roots. A tree fuses only when every array it reads has the root's exact shape."""
+    inlined: set[Node] = set()
+    for node in graph.nodes:
+        if _fusable(node) and len(node.users) == 1:
+            user = node.users[0]
+            if _fusable(user) and user.graph is node.graph and user.meta.shape == node.meta.shape:
+                inlined.add(node)
+    roots = set()
+    for node in graph.nodes:
+        if not _fusable(node) or node in inlined:
+            continue
+        leaves = _tree_leaves(node, inlined)
+        arrays = [l for l in leaves if isinstance(l, Node) and l.meta is not None and l.meta.ndim]
+        if arrays and all(l.meta.shape == node.meta.shape for l in arrays) \
+                and any(n in inlined for n in node.args if isinstance(n, Node)):
+            roots.add(node)
+        else:  # not worth it, or shapes that broadcast: op by op
+            _uninline(node, inlined)
+    return inlined, roots
+
+
+def _uninline(node: Node, inlined: set[Node]) -> None:
+    for arg in node.args:
+        if isinstance(arg, Node) and arg in inlined:
+            inlined.discard(arg)
+            _uninline(arg, inlined)
+
+
+def _may_alias(value: Any) -> bool:
+    """An array value that may share memory with the destination: a view or an input. Fresh
+    results of computations (ufuncs, reductions, creations) never do."""
+    if not isinstance(value, Node) or value.meta is None or value.meta.ndim == 0:
+        return False
+    if value.op != "call":
+        return True
+    op = REGISTRY.ops.get(value.target)
+    return op is None or op.kind in ("view", "mutation") or value.target in ("getitem", "constant")
 
 
 def _is_compare(name: str) -> bool:
