@@ -97,14 +97,28 @@ class CompiledFunction:
 
     # ----- dispatch ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The fast path: each entry's guarded run, oldest first (a hit is one call deep)."""
+        if _stance_var.get() is DEFAULT:
+            for guarded in self._fast:
+                result = guarded(*args, **kwargs)
+                if result is not MISS:
+                    return result
+        return self._slow_call(args, kwargs)
+
+    @property
+    def _entries(self) -> tuple[CacheEntry, ...]:
+        return self.__entries
+
+    @_entries.setter
+    def _entries(self, entries: tuple[CacheEntry, ...]) -> None:
+        self.__entries = entries
+        self._fast = () if self.disabled else tuple(e.guarded for e in entries)
+
+    def _slow_call(self, args: tuple, kwargs: dict) -> Any:
         if self.disabled:
             return self._orig_fn(*args, **kwargs)
         if _stance_var.get() is not DEFAULT:
             return self._call_with_stance(current_stance(), args, kwargs)
-        for entry in self._entries:
-            result = entry.guarded(*args, **kwargs)
-            if result is not MISS:
-                return result
         return self._miss(args, kwargs)
 
     def _hit(self, args: tuple, kwargs: dict) -> CacheEntry | None:
