@@ -238,3 +238,18 @@ def test_profile_guided_dynamism_across_processes(tmp_path):
     profiles = list((tmp_path / "cache" / "pgo" / "job42").iterdir())
     assert len(profiles) == 1
     assert "L['x']  # dims 0" in profiles[0].read_text()
+
+
+def test_dynamic_graphs_get_fused_numba_kernels_serving_every_size():
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    compiled = ac.compile(softmax, dynamic=True)  # numba
+    rng = np.random.default_rng(0)
+    for rows in (3, 8, 13, 100):
+        x = rng.standard_normal((rows, 7)).astype(np.float32)
+        np.testing.assert_allclose(compiled(x), softmax(x), rtol=1e-5)
+    assert len(compiled.entries) == 1
+    wrapper = compiled.entries[0].output_code.split("def make_forward")[1]
+    assert "kernel_" in wrapper and "REGISTRY" not in wrapper.split("# ----")[0]

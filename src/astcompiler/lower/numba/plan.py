@@ -144,8 +144,17 @@ def reduced_axes(node: Node) -> tuple[int, ...]:
 
 
 def _static_shape(meta: Any) -> bool:
+    """Sizes a kernel can be planned for: ints, or expressions of *backed* dynamic sizes
+    (``s0``, ``s1 - 1``: never 1 at run time, so the broadcasting pattern is known). Unbacked
+    sizes (``u0``: boolean masks) could be 1: such values stay NumPy operations."""
     return meta is not None and hasattr(meta, "shape") and all(
-        isinstance(d, (int, np.integer)) for d in meta.shape)
+        isinstance(d, (int, np.integer)) or _backed(d) for d in meta.shape)
+
+
+def _backed(dim: Any) -> bool:
+    symbols = getattr(dim, "free_symbols", None)
+    return bool(symbols) and all(s.name.startswith("s") for s in symbols) \
+        and getattr(dim, "is_Symbol", False)
 
 
 def is_barrier(node: Node) -> bool:
@@ -590,7 +599,8 @@ def _basic_index(index: Any) -> bool:
 
 def destination_shape(dst: Node, index: Any) -> tuple | None:
     """Shape of ``dst[index]`` when it is a view (basic indexing), else None."""
-    if not _static_shape(dst.meta) or not _basic_index(index):
+    if not all(isinstance(d, (int, np.integer)) for d in getattr(dst.meta, "shape", (None,))) \
+            or not _basic_index(index):
         return None
     probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(dst.meta.shape),
                                             (0,) * len(dst.meta.shape))
