@@ -234,6 +234,8 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
             raise
         reason = Unsupported(f"capture raised {type(error).__name__}: {error}")
         attach_user_stack(reason, error.__traceback__)
+        if fullgraph and _raised_by_astcompiler(error):  # a gap of ours: never hide it
+            raise Unsupported(format_break(reason, fn), user_stack=reason.user_stack) from error
         entry = eager_entry(fn, getattr(error, "capture_guards", None) or GuardSet(),
                             getattr(error, "capture_namespace", {}), reason, title, cache_dir)
         entry.compile_time = time.perf_counter() - start
@@ -314,6 +316,18 @@ def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, ba
                       output_code=f"# split at statement {index}: the prefix runs compiled, the "
                                   f"statement that broke runs in Python, the rest resumes "
                                   f"compiled\n{code}")
+
+
+def _raised_by_astcompiler(error: BaseException) -> bool:
+    """The innermost frame is astcompiler's own code (not NumPy, not the user's)."""
+    import os
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tb = error.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return last is not None and os.path.abspath(last).startswith(package + os.sep)
 
 
 def _is_user_error(error: Exception) -> bool:
