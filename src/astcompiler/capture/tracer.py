@@ -230,7 +230,11 @@ class Tracer:
     def trace_op(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
         """Record ``op`` applied to ``args``: a node whose meta comes from the NumPy reference
         run on example values. Calls on constants only are folded (except creation ops)."""
-        args, kwargs = op.canonical(tuple(args), dict(kwargs))
+        try:
+            args, kwargs = op.canonical(tuple(args), dict(kwargs))
+        except Exception as error:  # the arguments NumPy would reject: the user's to see
+            error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
+            raise
         args, kwargs = self._materialize_sizes((args, kwargs))
         out = kwargs.pop("out", None)
         if isinstance(out, tuple):
@@ -241,7 +245,11 @@ class Tracer:
         kwargs = self._lift_array_constants(kwargs)
         example_args = _map_proxies(args, lambda p: p.example)
         example_kwargs = _map_proxies(kwargs, lambda p: p.example)
-        result = op.impl(*example_args, **example_kwargs)
+        try:
+            result = op.impl(*example_args, **example_kwargs)
+        except Exception as error:  # NumPy rejects the user's operation: its error, not ours
+            error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
+            raise
         origin = current_origin()
         node_args = _map_proxies(args, lambda p: self.localize(p.node))
         node_kwargs = _map_proxies(kwargs, lambda p: self.localize(p.node))

@@ -321,6 +321,8 @@ def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, ba
 def _raised_by_astcompiler(error: BaseException) -> bool:
     """The innermost frame is astcompiler's own code (not NumPy, not the user's)."""
     import os
+    if getattr(error, "__ac_from_numpy__", False):
+        return False
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tb = error.__traceback__
     last = None
