@@ -13,6 +13,7 @@ import numpy as np
 
 from ..exc import GraphBreak, Unsupported
 from ..graph import Graph, Node, TensorMeta, map_nodes
+from ..graph.ir import map_leaves
 from ..ops import REGISTRY, OpDef
 from ..source.origins import current_origin
 from .guard_facts import GuardSet
@@ -21,19 +22,9 @@ from .shape_env import ShapeEnv
 from .state import compiling_scope, is_compiling  # noqa: F401 (re-exported)
 from .sources import Source
 
+
 def _map_proxies(value: Any, fn: Callable[[ArrayProxy], Any]) -> Any:
-    if isinstance(value, ArrayProxy):
-        return fn(value)
-    if isinstance(value, tuple):
-        return tuple(_map_proxies(v, fn) for v in value)
-    if isinstance(value, list):
-        return [_map_proxies(v, fn) for v in value]
-    if isinstance(value, dict):
-        return {k: _map_proxies(v, fn) for k, v in value.items()}
-    if isinstance(value, slice):
-        return slice(_map_proxies(value.start, fn), _map_proxies(value.stop, fn),
-                     _map_proxies(value.step, fn))
-    return value
+    return map_leaves(value, ArrayProxy, fn)
 
 
 def contains_proxy(value: Any) -> bool:

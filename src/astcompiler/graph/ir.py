@@ -114,20 +114,26 @@ def _collect_nodes(value: Any, found: list[Node]) -> None:
             _collect_nodes(item, found)
 
 
-def map_nodes(value: Any, fn: Callable[[Node], Any]) -> Any:
-    """Rebuild ``value`` (nested tuples/lists/dicts/slices) with each Node mapped by ``fn``."""
-    if isinstance(value, Node):
+def map_leaves(value: Any, kind: type, fn: Callable[[Any], Any]) -> Any:
+    """Rebuild ``value`` (nested tuples/lists/dicts/slices) with each instance of ``kind``
+    mapped by ``fn``."""
+    if isinstance(value, kind):
         return fn(value)
     if isinstance(value, tuple):
-        return tuple(map_nodes(v, fn) for v in value)
+        return tuple(map_leaves(v, kind, fn) for v in value)
     if isinstance(value, list):
-        return [map_nodes(v, fn) for v in value]
+        return [map_leaves(v, kind, fn) for v in value]
     if isinstance(value, dict):
-        return {k: map_nodes(v, fn) for k, v in value.items()}
+        return {k: map_leaves(v, kind, fn) for k, v in value.items()}
     if isinstance(value, slice):
-        return slice(map_nodes(value.start, fn), map_nodes(value.stop, fn),
-                     map_nodes(value.step, fn))
+        return slice(map_leaves(value.start, kind, fn), map_leaves(value.stop, kind, fn),
+                     map_leaves(value.step, kind, fn))
     return value
+
+
+def map_nodes(value: Any, fn: Callable[[Node], Any]) -> Any:
+    """Rebuild ``value`` (nested tuples/lists/dicts/slices) with each Node mapped by ``fn``."""
+    return map_leaves(value, Node, fn)
 
 
 @dataclass
