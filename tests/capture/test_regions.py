@@ -118,3 +118,33 @@ def test_one_numba_entry_serves_every_size_with_mark_dynamic(fn, make):
         assert_same(compiled(*args), expected)
     assert len(compiled.entries) == 1
     assert "structured_kernel" in compiled.entries[0].output_code
+
+
+def grow(x, n):
+    p = 1
+    for i in range(n):
+        if x[i % x.shape[0]] > -10:
+            p = p * 3
+    return p
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "numba"])
+def test_python_ints_keep_arbitrary_precision_in_compiled_loops(backend):
+    compiled = ac.compile(grow, backend=backend)
+    x = np.ones(4)
+    for n in (100, 30):  # 3**100 does not fit in 64 bits: the loop falls back to Python ints
+        result = compiled(x, n)
+        assert type(result) is int and result == 3 ** n
+
+
+def test_python_int_overflow_after_writing_inputs_is_an_error_not_a_wrong_answer():
+    def grow_and_write(x, n):
+        p = 1
+        for i in range(n):
+            x[i % x.shape[0]] = i
+            p = p * 3
+        return p
+
+    with pytest.raises(OverflowError, match="outgrew 64 bits"):
+        ac.compile(grow_and_write)(np.ones(4), 100)
+    assert ac.compile(grow_and_write)(np.ones(4), 30) == 3 ** 30

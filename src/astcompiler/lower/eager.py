@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import operator
+
 import numpy as np
 
 from ..graph import Graph, Node, map_nodes
@@ -23,6 +25,24 @@ def _python(node: Node, value: Any) -> Any:
     return meta.pytype(value) if meta is not None and meta.pytype is not None else value
 
 
+# Python-int arithmetic keeps Python's arbitrary precision (NumPy's ufuncs would wrap at 64 bits)
+PYTHON_INT_OPS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "floor_divide": operator.floordiv, "remainder": operator.mod, "power": operator.pow,
+    "left_shift": operator.lshift, "right_shift": operator.rshift, "negative": operator.neg,
+    "absolute": abs, "bitwise_and": operator.and_, "bitwise_or": operator.or_,
+    "bitwise_xor": operator.xor, "invert": operator.invert,
+}
+
+
+def _evaluate(node: Node, args: Any, kwargs: dict) -> Any:
+    meta = node.meta
+    if meta is not None and meta.pytype is int and not kwargs and node.target in PYTHON_INT_OPS \
+            and all(type(a) is int for a in args):
+        return PYTHON_INT_OPS[node.target](*args)
+    return _python(node, REGISTRY[node.target].impl(*args, **kwargs))
+
+
 def interpret(graph: Graph, inputs: tuple, call_original: bool = True) -> tuple:
     """Evaluate ``graph`` on concrete inputs. ``call_original``: nonstrict_trace regions call the
     user's function (the ``eager`` backend) instead of running their traced subgraph
@@ -35,7 +55,7 @@ def interpret(graph: Graph, inputs: tuple, call_original: bool = True) -> tuple:
         if node.op == "call":
             args = map_nodes(node.args, lookup)
             kwargs = map_nodes(node.kwargs, lookup)
-            env[node] = _python(node, REGISTRY[node.target].impl(*args, **kwargs))
+            env[node] = _evaluate(node, args, kwargs)
         elif node.op == "region":
             env[node] = run_region(node, [map_nodes(a, lookup) for a in node.args], call_original)
         elif node.op == "output":

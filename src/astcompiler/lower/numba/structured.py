@@ -58,6 +58,39 @@ def _ac_matmul(a, b):
     return out
 '''
 
+CHECKED = '''
+_AC_MAX = 9223372036854775807
+_AC_MIN = -9223372036854775808
+
+
+@numba.njit(cache=True)
+def _ac_add_int(a, b):
+    # bounds checked before the operation: signed overflow is undefined for the optimizer
+    if (b > 0 and a > _AC_MAX - b) or (b < 0 and a < _AC_MIN - b):
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a + b
+
+
+@numba.njit(cache=True)
+def _ac_subtract_int(a, b):
+    if (b < 0 and a > _AC_MAX + b) or (b > 0 and a < _AC_MIN + b):
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a - b
+
+
+@numba.njit(cache=True)
+def _ac_multiply_int(a, b):
+    if a != 0 and b != 0:
+        if a == _AC_MIN or b == _AC_MIN or abs(a) > _AC_MAX // abs(b):
+            raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a * b
+'''
+
+_CHECKED_INT_OPS = {"add", "subtract", "multiply"}
+_UNCHECKED_INT_OPS = {"floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
+                      "right_shift", "absolute", "less", "less_equal", "greater", "greater_equal",
+                      "equal", "not_equal", "logical_not", "logical_and", "logical_or"}
+
 _OUTER = '''
 @numba.njit(cache=True)
 def _ac_outer_{name}(a, b):
@@ -248,6 +281,15 @@ class _Emitter:
                     or kwargs.get("ddof"):
                 raise NotLowerable(f"{target} with axis/keepdims/dtype")
             return f"{_NUMBA_REDUCTIONS[target]}({self.value(args[0])})"
+        if meta is not None and meta.pytype is int and all(
+                not isinstance(a, Node) or (a.meta is not None and a.meta.pytype in (int, bool))
+                for a in args):
+            # Python ints: exact as long as they fit in 64 bits, else the graph runs in Python
+            if target in _CHECKED_INT_OPS:
+                self.helpers.add(CHECKED)
+                return f"_ac_{target}_int({', '.join(self.value(a) for a in args)})"
+            if target not in _UNCHECKED_INT_OPS:
+                raise NotLowerable(f"{target} on Python ints (could outgrow 64 bits)")
         if op is not None and op.kind == "pointwise" and op.extra.get("ufunc") is not None:
             if kwargs:
                 raise NotLowerable(f"{target} with keywords")
@@ -456,11 +498,36 @@ def compile_structured(graph: Graph, example_inputs: list,
     placeholders = graph.placeholders
     fix = [_output_fixer(n, placeholders) for n in output_nodes]
 
+    mutates = any(_mutates(n) for n in _all_nodes(graph))
+
     def run(*inputs: Any) -> tuple:
-        results = kernel(*inputs, *constants)
+        try:
+            results = kernel(*inputs, *constants)
+        except OverflowError:
+            if mutates:  # inputs may be half-updated: running again would be wrong
+                raise OverflowError("a Python int in a compiled loop outgrew 64 bits after the "
+                                    "loop had written to its inputs; run this function eagerly "
+                                    "(astcompiler.disable) or use NumPy integers") from None
+            from ..eager import interpret
+            return interpret(graph, inputs)  # Python's arbitrary-precision ints
         return tuple(f(r, inputs) for f, r in zip(fix, results))
 
     return CompiledGraph(run, output_code=source, kernels={"structured_kernel": source})
+
+
+def _all_nodes(graph: Graph) -> list[Node]:
+    nodes = []
+    for node in graph.nodes:
+        nodes.append(node)
+        if node.op == "region":
+            for sub in node.extra["subgraphs"].values():
+                nodes += _all_nodes(sub)
+    return nodes
+
+
+def _mutates(node: Node) -> bool:
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    return op is not None and op.side_effects
 
 
 def _output_fixer(node: Any, placeholders: list[Node]) -> Callable[[Any, tuple], Any]:
