@@ -39,26 +39,6 @@ class TagOrigins(cst.CSTTransformer):
             return updated
         return updated.with_changes(body=body.with_changes(header=origin_comment(self.display, line)))
 
-    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
-        return self._tag_block(original, updated)
-
-    def leave_Else(self, original: cst.Else, updated: cst.Else) -> cst.Else:
-        return self._tag_block(original, updated)
-
-    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
-        return self._tag_block(original, updated)
-
-    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
-        return self._tag_block(original, updated)
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        return self._tag_block(original, updated)
-
-    def leave_With(self, original: cst.With, updated: cst.With) -> cst.With:
-        return self._tag_block(original, updated)
-
-    def leave_Try(self, original: cst.Try, updated: cst.Try) -> cst.Try:
-        return self._tag_block(original, updated)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        return self._tag_block(original, updated)
+    # compound statements: the origin goes on the header line (``if c:  # model.py:3``)
+    leave_If = leave_Else = leave_For = leave_While = _tag_block
+    leave_FunctionDef = leave_With = leave_Try = leave_ClassDef = _tag_block
