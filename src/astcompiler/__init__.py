@@ -18,7 +18,7 @@ from .exc import ForbiddenInCompiledCode, GraphBreak
 from .lower import check_backend, list_backends, register_backend
 from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show
 from .run.stance import set_stance
-from .run.compiled import validate_function
+from .run.compiled import compile_callable, validate_function
 
 __version__ = "0.1.0"
 
@@ -53,9 +53,9 @@ def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
             from .nn.compile_support import OptimizedModule
             return OptimizedModule(target, {"backend": backend, "fullgraph": fullgraph,
                                             "dynamic": dynamic})
-        original = validate_function(target)
-        return CompiledFunction(original, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
-                                device=device, options=options, disable=disable)
+        return compile_callable(target, lambda original: CompiledFunction(
+            original, backend=backend, fullgraph=fullgraph, dynamic=dynamic, device=device,
+            options=options, disable=disable))
 
     if fn is None:
         return decorate

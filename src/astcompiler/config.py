@@ -6,10 +6,14 @@ library in one process never see each other's temporary changes.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
+import shutil
+import tempfile
 import threading
+import warnings
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator
@@ -21,6 +25,58 @@ def _default_cache_dir() -> str:
         return env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
     return os.path.join(base, "astcompiler")
+
+
+# Unusable cache directories (as configured) -> the private temporary directory used instead.
+_FALLBACK_DIRS: dict[str, str] = {}
+_FALLBACK_LOCK = threading.Lock()
+
+
+def fallback_cache_dir(root: str, error: OSError, stacklevel: int = 2) -> str:
+    """The private temporary directory (mode 0700) that replaces the unusable cache directory
+    ``root`` for the rest of the process; warns once per ``root`` (``stacklevel``: that of the
+    ``warnings.warn`` call made here; 2 names this function's caller)."""
+    key = os.path.abspath(root)
+    with _FALLBACK_LOCK:
+        known = _FALLBACK_DIRS.get(key)
+        if known is not None:
+            return known
+        private = tempfile.mkdtemp(prefix="astcompiler-")  # mkdtemp creates it 0700
+        _FALLBACK_DIRS[key] = private
+        atexit.register(shutil.rmtree, private, ignore_errors=True)
+    reason = error.strerror or type(error).__name__
+    warnings.warn(
+        f"astcompiler: cannot use the cache directory {root!r} ({type(error).__name__}: {reason}"
+        f"{': ' + repr(error.filename) if error.filename else ''}); generated files go to the "
+        f"private temporary directory {private!r} for the rest of this process. "
+        "What to do: set astcompiler.config.cache_dir (or ASTCOMPILER_CACHE_DIR) to a writable "
+        "directory.", RuntimeWarning, stacklevel=stacklevel)
+    return private
+
+
+def redirect_cache_path(path: str) -> str:
+    """``path`` with a cache directory found unusable replaced by its temporary directory."""
+    if not _FALLBACK_DIRS:
+        return path
+    absolute = os.path.abspath(path)
+    with _FALLBACK_LOCK:
+        items = list(_FALLBACK_DIRS.items())
+    for root, private in items:
+        if absolute == root or absolute.startswith(root + os.sep):
+            return private + absolute[len(root):]
+    return path
+
+
+def cache_root_of(path: str) -> str:
+    """The cache directory ``path`` lives in: ``config.cache_dir`` when under it, else ``path``."""
+    root = os.path.abspath(config.cache_dir)
+    absolute = os.path.abspath(path)
+    return root if absolute == root or absolute.startswith(root + os.sep) else absolute
+
+
+def usable_cache_dir() -> str:
+    """``config.cache_dir``, or the private temporary directory that replaces it when unusable."""
+    return redirect_cache_path(config.cache_dir)
 
 
 def _env_list(name: str) -> str:
@@ -57,6 +113,9 @@ _FIELDS = {f.name for f in fields(_Settings)}
 
 class Config:
     """Attribute access to settings; ``patch`` overrides them for the current thread."""
+
+    # no instance __dict__: pytest's monkeypatch then restores a setting by assigning it back
+    __slots__ = ("_base", "_local")
 
     def __init__(self) -> None:
         object.__setattr__(self, "_base", _Settings())

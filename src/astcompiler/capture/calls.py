@@ -9,6 +9,7 @@ what was called.
 
 from __future__ import annotations
 
+import enum
 import functools
 import types
 from typing import TYPE_CHECKING, Any, Callable
@@ -18,7 +19,8 @@ import numpy as np
 from ..exc import GraphBreak
 from ..ops import REGISTRY
 from ..ops.ufunc_methods import lookup_bound_method
-from .lifting import BoundMethod, GuardedDict, GuardedList, ObjectProxy
+from . import objects
+from .lifting import BoundMethod, GuardedDict, GuardedList, NamespaceProxy, ObjectProxy
 from .proxy import ArrayProxy
 from .regions import SymRange
 from .state import HANDLERS
@@ -45,6 +47,9 @@ def _describe(fn: Any) -> str:
 
 
 def _isinstance(runtime: "Runtime", obj: Any, classinfo: Any) -> bool:
+    from .symbolic import is_symbolic, python_stand_in
+    if is_symbolic(obj):  # a dynamic int (or a decision on one) is an int (a bool) to Python
+        return isinstance(python_stand_in(obj), classinfo)
     if isinstance(obj, ArrayProxy):
         return isinstance(obj.example, classinfo)
     if isinstance(obj, ObjectProxy):
@@ -55,6 +60,9 @@ def _isinstance(runtime: "Runtime", obj: Any, classinfo: Any) -> bool:
 def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
     if rest:
         raise GraphBreak("type() with three arguments (class creation)")
+    from .symbolic import is_symbolic, python_stand_in
+    if is_symbolic(obj):
+        return type(python_stand_in(obj))
     if isinstance(obj, ArrayProxy):
         return type(obj.example)
     if isinstance(obj, ObjectProxy):
@@ -85,7 +93,29 @@ def _range(runtime: "Runtime", *args: Any) -> Any:
     return range(*args)
 
 
-HANDLERS.update({isinstance: _isinstance, type: _type, len: _len, range: _range})
+def _id(runtime: "Runtime", obj: Any) -> int:
+    """``id()`` of the real object (its identity is then guarded); a traced array has none yet."""
+    if isinstance(obj, ArrayProxy):
+        raise GraphBreak("id() of a traced array (a new array at run time)")
+    if isinstance(obj, ObjectProxy):
+        return objects.identity(obj)
+    return id(obj)
+
+
+def _repr(runtime: "Runtime", obj: Any) -> str:
+    if contains_proxy(obj):
+        raise GraphBreak("repr() of a traced array's value needs the array's data in Python "
+                         "(data-dependent)")
+    return repr(obj)
+
+
+def _ascii(runtime: "Runtime", obj: Any) -> str:
+    _repr(runtime, obj)
+    return ascii(obj)
+
+
+HANDLERS.update({isinstance: _isinstance, type: _type, len: _len, range: _range, id: _id,
+                 repr: _repr, ascii: _ascii})
 
 
 def _is_pure_callable(fn: Any) -> bool:
@@ -108,6 +138,8 @@ def _hashable(value: Any) -> bool:
 
 
 def _numpy_scalar_type(runtime: "Runtime", kind: type, args: tuple, kwargs: dict) -> Any:
+    from .symbolic import SymInt
+    args = tuple(a.value() if isinstance(a, SymInt) else a for a in args)  # read at run time
     if len(args) == 1 and not kwargs and isinstance(args[0], ArrayProxy):
         value = runtime.tracer.call_op("astype", (args[0], np.dtype(kind)), {})
         return value if value.ndim else value[()]
@@ -142,14 +174,35 @@ def _is_pytree_class(cls: type) -> bool:
     return cls in pytrees._nodes and cls not in (tuple, list, dict, type(None))
 
 
-def _construct_pytree(cls: type, args: tuple, kwargs: dict) -> Any:
-    """A registered pytree class (a container of arrays) is built as is; a registered constant
-    must come from outside (it is compared by equality in guards)."""
+def _construct_pytree(runtime: "Runtime", cls: type, args: tuple, kwargs: dict) -> Any:
+    """A registered pytree class (a container of arrays) is built like any user class (or as is,
+    if it is not one); a registered constant must come from outside (it is compared by equality
+    in guards)."""
     from ..pytree import DEFAULT as pytrees
     if pytrees._nodes[cls].constant:
         raise GraphBreak(f"constructing {cls.__qualname__} (registered with register_constant) "
                          "inside the compiled region; create it outside and pass it in")
+    if objects.is_constructible(cls):
+        return objects.construct(runtime, cls, args, kwargs)
     return cls(*args, **kwargs)
+
+
+def _call_object(runtime: "Runtime", fn: ObjectProxy, args: tuple, kwargs: dict) -> Any:
+    """A callable object read from outside. A compiled function is inlined (its original,
+    guarded at ``<source>._ac_original``); a ``functools.partial`` calls its function with its
+    stored arguments (each read from the partial, with guards); others call ``__call__``."""
+    from .lifting import lift
+    value, source, tracer = fn._ac_value, fn._ac_source, runtime.tracer
+    original = vars(value).get("_ac_original") if hasattr(value, "__dict__") else None
+    if isinstance(original, types.FunctionType):
+        inner = lift(tracer, original, source.attr("_ac_original"))
+        return runtime.inline(inner, args, kwargs)
+    if type(value) is functools.partial:
+        inner = lift(tracer, value.func, source.attr("func"))
+        stored = lift(tracer, value.args, source.attr("args"))
+        keywords = lift(tracer, value.keywords, source.attr("keywords"))
+        return dispatch_call(runtime, inner, (*stored, *args), {**keywords, **kwargs})
+    return dispatch_call(runtime, getattr(fn, "__call__"), args, kwargs)
 
 
 def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any:
@@ -159,8 +212,12 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         return runtime.inline(fn.func, (fn.self_, *args), kwargs)
     if isinstance(fn, ArrayProxy):
         raise TypeError("'numpy.ndarray' object is not callable")
+    if isinstance(fn, NamespaceProxy):  # a class read from outside: call the class itself
+        if isinstance(fn._ac_value, types.ModuleType):
+            raise TypeError("'module' object is not callable")
+        return dispatch_call(runtime, fn._ac_value, args, kwargs)
     if isinstance(fn, ObjectProxy):
-        return dispatch_call(runtime, getattr(fn, "__call__"), args, kwargs)
+        return _call_object(runtime, fn, args, kwargs)
     if getattr(fn, "__ac_traced_method__", False) or runtime.is_generated(fn):
         return fn(*args, **kwargs)
     owner = getattr(fn, "__self__", None)
@@ -196,7 +253,13 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return _numpy_scalar_type(runtime, fn, args, kwargs)
     if isinstance(fn, type) and _is_pytree_class(fn):
-        return _construct_pytree(fn, args, kwargs)
+        return _construct_pytree(runtime, fn, args, kwargs)
+    if isinstance(fn, enum.EnumMeta):  # Mode(1), Mode["ADD"]: a lookup of an existing member
+        if contains_proxy((args, kwargs)):
+            raise GraphBreak(f"{fn.__qualname__}(...) of a traced value")
+        return fn(*args, **kwargs)
+    if isinstance(fn, type) and objects.is_constructible(fn):  # a user class: capture __init__
+        return objects.construct(runtime, fn, args, kwargs)
     unwrapped = getattr(fn, "_ac_original", None)  # another compiled function: inline it
     if unwrapped is not None:
         return runtime.inline(unwrapped, args, kwargs)

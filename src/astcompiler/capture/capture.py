@@ -7,6 +7,7 @@ run code refer to.
 
 from __future__ import annotations
 
+import re
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,14 +17,16 @@ from ..rewrite import is_generated
 from ..graph import Graph, Node, eliminate_common_subexpressions, eliminate_dead_code
 from ..ops import REGISTRY
 from .guard_facts import GuardSet
-from .lifting import GuardedDict, GuardedList, ObjectProxy, lift
+from .lifting import GuardedDict, GuardedList, GuardedSet, LocalObject, ObjectProxy, SideEffect, lift
+from .objects import object_state
 from .proxy import ArrayProxy
-from .runtime import Runtime, signature_of
+from .runtime import Runtime, Undefined, signature_of
 from .sources import Source, local_source
 from .symbolic import SymBool, SymInt
 from .tracer import Tracer, compiling_scope
 
-# How the return value is rebuilt: ("out", i) | ("const", v) | ("tuple"|"list", [..]) | ("dict", keys, [..])
+# How the return value is rebuilt: ("out", i) | ("const", v) | ("tuple"|"list", [..]) |
+# ("dict", keys, [..]) | ("ref", var) (an outside object) | ("bind", var, spec) | ("var", var)
 OutputSpec = tuple
 
 
@@ -37,6 +40,7 @@ class Capture:
     rewritten: list[Any] = field(default_factory=list)
     side_effects: list[tuple[Any, Any, list]] = field(default_factory=list)  # (effect, name, args)
     shape_env: Any = None
+    refs: dict[str, str] = field(default_factory=dict)  # source expr -> variable, read at start
 
 
 def has_side_effects(node: Node) -> bool:
@@ -54,11 +58,36 @@ def is_view(node: Node) -> bool:
     return op is not None and op.kind == "view"
 
 
+_MUTABLE = (list, dict, set, GuardedList, GuardedDict, GuardedSet)
+_LIFTED = (GuardedList, GuardedDict, GuardedSet)
+_ROOT = re.compile(r"^(\w+|___G\d*\[('[^'\\]*'|\"[^\"\\]*\")\]|___cell\d+\.cell_contents)$")
+
+
 class _Outputs:
-    def __init__(self, tracer: Tracer) -> None:
+    """How the run code rebuilds values from the graph's outputs. Outside objects (containers
+    lifted from arguments, globals or cells, and object proxies) are the caller's own objects:
+    ``("ref", var)`` names the object fetched from its source when the call starts. A list or
+    dict made inside the function that appears more than once (returned and stored in an outside
+    list, say) is built once: ``("bind", var, spec)`` then ``("var", var)``."""
+
+    def __init__(self, tracer: Tracer, shared: set[int] = frozenset()) -> None:
         self.tracer = tracer
         self.nodes: list[Node] = []
         self._index: dict[Node, int] = {}
+        self.refs: dict[str, str] = {}          # source expression -> run-code variable
+        self._shared = shared                   # ids of local containers seen more than once
+        self._bound: dict[int, str] = {}
+        self._building: set[int] = set()
+
+    def ref(self, source: Source) -> OutputSpec:
+        """A parameter, a global or a cell is named as is (nothing the run code does rebinds
+        them); a deeper path (``lst[0]``, ``self.cache``) is read into a variable at the start."""
+        if _ROOT.match(source.expr):
+            return ("ref", source.expr)
+        var = self.refs.get(source.expr)
+        if var is None:
+            var = self.refs[source.expr] = f"___o{len(self.refs)}"
+        return ("ref", var)
 
     def spec(self, value: Any) -> OutputSpec:
         if isinstance(value, SymInt):  # a dynamic size returned to Python: read at run time
@@ -72,22 +101,104 @@ class _Outputs:
                 self.nodes.append(value.node)
             pytype = value.node.meta.pytype if value.node.meta is not None else None
             return ("py", pytype, ("out", index)) if pytype is not None else ("out", index)
+        if isinstance(value, LocalObject):  # made by the compiled code: a new one per call
+            return self._object(value)
+        if isinstance(value, Undefined):  # an unbound local variable: Python's error, eagerly
+            value._fail()
         if isinstance(value, ObjectProxy):
-            return ("const", value._ac_value)
+            return self.ref(value._ac_source)
+        if isinstance(value, _LIFTED) and value._ac_source is not None:
+            return self.ref(value._ac_source)
         if type(value) is tuple:
             return ("tuple", [self.spec(v) for v in value])
         if isinstance(value, tuple) and hasattr(type(value), "_fields"):
             return ("namedtuple", type(value), [self.spec(v) for v in value])
-        if isinstance(value, (list, GuardedList)) and type(value) in (list, GuardedList):
-            return ("list", [self.spec(v) for v in value])
-        if type(value) in (dict, GuardedDict):
-            return ("dict", list(value.keys()), [self.spec(v) for v in value.values()])
+        if type(value) in _MUTABLE:
+            return self._container(value)
         if isinstance(value, (types.GeneratorType,)):
             raise GraphBreak("returning a generator from compiled code")
         if isinstance(value, types.FunctionType) and is_generated(value):
             raise GraphBreak("a function defined inside the compiled code escapes it "
                              "(returned, or live across a graph break)")
         return ("const", value)
+
+    def _object(self, value: LocalObject) -> OutputSpec:
+        """``("object", cls, state specs, slot specs)``, bound to a variable on first use so
+        every place that refers to the object gets the same one."""
+        key = id(value._ac_value)
+        if key in self._bound:
+            return ("var", self._bound[key])
+        if key in self._building:
+            raise GraphBreak("an object created in compiled code that refers to itself leaves "
+                             "the compiled code")
+        self._building.add(key)
+        try:
+            cls, state, slots = object_state(value)
+            spec: OutputSpec = ("object", cls, {k: self.spec(v) for k, v in state.items()},
+                                {k: self.spec(v) for k, v in slots.items()})
+        finally:
+            self._building.discard(key)
+        var = self._bound[key] = f"___t{len(self._bound)}"
+        return ("bind", var, spec)
+
+    def _container(self, value: Any) -> OutputSpec:
+        key = id(value)
+        if key in self._bound:
+            return ("var", self._bound[key])
+        if key in self._building:
+            raise GraphBreak("a list or dict that contains itself leaves the compiled code")
+        self._building.add(key)
+        try:
+            if isinstance(value, list):
+                spec: OutputSpec = ("list", [self.spec(v) for v in value])
+            elif isinstance(value, set):
+                spec = ("set", [self.spec(v) for v in value])
+            else:
+                keys = [int(k) if isinstance(k, SymInt) else k for k in value]  # hashed: pinned
+                spec = ("dict", keys, [self.spec(v) for v in value.values()])
+        finally:
+            self._building.discard(key)
+        if key not in self._shared:
+            return spec
+        var = self._bound[key] = f"___t{len(self._bound)}"
+        return ("bind", var, spec)
+
+
+def shared_containers(values: list[Any]) -> set[int]:
+    """Ids of the lists and dicts made in the function that ``values`` reach more than once."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, _LIFTED) and value._ac_source is not None:
+            return
+        if type(value) in _MUTABLE:
+            if id(value) in seen:
+                shared.add(id(value))
+                return
+            seen.add(id(value))
+            for item in (value.values() if isinstance(value, dict) else value):
+                walk(item)
+        elif isinstance(value, tuple):
+            for item in value:
+                walk(item)
+
+    for value in values:
+        walk(value)
+    return shared
+
+
+def effect_specs(outputs: _Outputs, effects: list[SideEffect]) -> list[tuple[Any, Any, list]]:
+    """``(effect, key spec, argument specs)`` per recorded mutation, in program order; keyword
+    arguments are ``("keyword", name, spec)``."""
+    specs = []
+    for effect in effects:
+        outputs.ref(effect.source)  # the target: the object the call started with
+        name = outputs.spec(effect.name) if effect.kind in ("setitem", "delitem") else effect.name
+        args = [outputs.spec(a) for a in effect.args]
+        args += [("keyword", k, outputs.spec(v)) for k, v in effect.kwargs.items()]
+        specs.append((effect, name, args))
+    return specs
 
 
 def bind_arguments(fn: types.FunctionType, args: tuple, kwargs: dict) -> Any:
@@ -102,6 +213,7 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
     """Capture ``fn(*args, **kwargs)`` as a graph (raises GraphBreak/Unsupported if it cannot)."""
     tracer = Tracer(unroll_limit=unroll_limit, policy=policy)
     runtime = Runtime(tracer, cache_dir, inline_depth_limit)
+    tracer.runtime = runtime  # attribute reads that run user code (properties) inline through it
     bound = bind_arguments(fn, args, kwargs)
     try:
         lifted = {name: lift(tracer, value, local_source(name))
@@ -109,10 +221,10 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
         bound.arguments.update(lifted)
         with compiling_scope():
             result = runtime.run_function(fn, bound.args, bound.kwargs)
-        outputs = _Outputs(tracer)
+        stored = [(e.args, e.kwargs) for e in tracer.side_effects]
+        outputs = _Outputs(tracer, shared_containers([*stored, result]))
+        effects = effect_specs(outputs, tracer.side_effects)  # the run code replays these first
         spec = outputs.spec(result)
-        effects = [(effect, outputs.spec(effect.name), [outputs.spec(a) for a in effect.args])
-                   for effect in tracer.side_effects]
     except Exception as error:
         # the guards recorded so far decide when the same outcome (e.g. a break) repeats
         error.capture_guards = tracer.guards  # type: ignore[attr-defined]
@@ -126,7 +238,7 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
     return Capture(graph=tracer.graph, guards=tracer.guards, output_spec=spec,
                    namespace={**runtime.namespace, **tracer.namespace_objects}, inputs=tracer.inputs,
                    rewritten=runtime.rewritten, shape_env=tracer.shape_env,
-                   side_effects=effects)
+                   side_effects=effects, refs=outputs.refs)
 
 
 def add_size_guards(tracer: Tracer) -> None:

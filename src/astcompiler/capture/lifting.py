@@ -8,6 +8,7 @@ wrapped in an ``ObjectProxy`` whose attribute reads are lifted (and guarded) in 
 
 from __future__ import annotations
 
+import enum
 import re
 import types
 from collections import OrderedDict
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exc import ConstraintViolationError, GraphBreak
+from . import objects
 from .proxy import ArrayProxy
 from .sources import Source
 
@@ -30,33 +32,68 @@ _IDENTITY_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionTy
 
 class SideEffect:
     """One mutation of an outside object, replayed after the graph runs (in program order):
-    ``kind`` is "call" (a method such as list.append), "setitem", "delitem" or "setattr"."""
+    ``kind`` is "call" (a method such as list.append), "setitem", "delitem" or "setattr".
+    ``args`` are what the mutation stored: an outside container stays a reference (replayed on
+    the real object), an iterable whose items are copied (``extend``, ``update``) is copied here,
+    when the call happens, so later changes to it cannot leak into the replay."""
 
-    __slots__ = ("kind", "source", "name", "args")
+    __slots__ = ("kind", "source", "name", "args", "kwargs")
 
-    def __init__(self, kind: str, source: Source, name: Any, args: tuple) -> None:
+    def __init__(self, kind: str, source: Source, name: Any, args: tuple,
+                 kwargs: dict | None = None) -> None:
         self.kind = kind
         self.source = source
         self.name = name
         self.args = args
+        self.kwargs = kwargs or {}
 
 
-def _record(container: Any, kind: str, name: Any, args: tuple) -> None:
+def _record(container: Any, kind: str, name: Any, args: tuple, kwargs: dict | None = None) -> None:
     tracer = container._ac_tracer
     if tracer.in_region:
         raise GraphBreak(f"mutating {container._ac_source.name} inside a compiled loop or branch "
                          "(a side effect that cannot be replayed once per iteration)")
-    tracer.side_effects.append(SideEffect(kind, container._ac_source, name, args))
+    tracer.side_effects.append(SideEffect(kind, container._ac_source, name, args, kwargs))
+
+
+# methods whose result or success depends on the contents: the contents are guarded first
+_CONTENT_READS = {"pop", "popitem", "remove", "setdefault", "index"}
+# methods that copy the items of their argument: the argument is copied when the call happens
+_COPYING = {"extend", "update", "difference_update", "intersection_update",
+            "symmetric_difference_update"}
+
+
+def _is_lifted(value: Any) -> bool:
+    return isinstance(value, _Deferring) and value._ac_source is not None
+
+
+def _copy_items(target: Any, method: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``extend(it)`` / ``update(other, **kw)``: the items as they are now (a generator is
+    consumed once); an outside container stays a reference (replayed on the real object)."""
+    if method == "extend" and len(args) == 1 and not _is_lifted(args[0]):
+        return (list(args[0]),), kwargs
+    if method == "update" and isinstance(target, set):
+        return tuple(arg if _is_lifted(arg) else set(arg) for arg in args), kwargs
+    if method == "update" and (kwargs or (args and not _is_lifted(args[0]))):
+        return (dict(*args, **kwargs),), {}
+    if method.endswith("_update"):
+        return tuple(arg if _is_lifted(arg) else set(arg) for arg in args), kwargs
+    return args, kwargs
 
 
 def _recording(base: type, method: str):
     original = getattr(base, method)
 
-    def mutate(self: Any, *args: Any) -> Any:
-        _record(self, "call", method, args)
-        return original(self, *args)  # the capture's copy changes too: later reads agree
+    def mutate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if method in _CONTENT_READS:
+            self._ac_commit()
+        if method in _COPYING:
+            args, kwargs = _copy_items(self, method, args, kwargs)
+        _record(self, "call", method, args, kwargs)
+        return original(self, *args, **kwargs)  # the capture's copy changes too: later reads agree
 
     mutate.__name__ = method
+    mutate.__ac_traced_method__ = True  # the capture calls it as is (see capture/calls.py)
     return mutate
 
 
@@ -68,6 +105,7 @@ def _reading(base: type, method: str):
         return original(self, *args)
 
     read.__name__ = method
+    read.__ac_traced_method__ = True
     return read
 
 
@@ -90,6 +128,15 @@ class _Deferring:
             self._ac_tracer.guards.commit(self._ac_pending)
             self._ac_pending = None
 
+    def _ac_commit_size(self) -> None:
+        """Guard only the length (list) or the keys (dict): ``lst[i] = v`` and ``del d[k]``
+        succeed or raise depending on them, not on the values."""
+        if self._ac_pending:
+            own = [f for f in self._ac_pending
+                   if f.kind in ("len", "keys") and f.source == self._ac_source]
+            self._ac_tracer.guards.commit(own)
+            self._ac_pending = [f for f in self._ac_pending if all(f is not o for o in own)]
+
 
 class GuardedList(_Deferring, list):
     """A list lifted from outside the compiled frame: mutations are recorded and replayed on the
@@ -103,10 +150,14 @@ class GuardedList(_Deferring, list):
         locals()[_name] = _recording(list, _name)
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        self._ac_commit_size()
+        if isinstance(index, slice):
+            value = list(value)  # its items, as they are now
         _record(self, "setitem", index, (value,))
         list.__setitem__(self, index, value)
 
     def __delitem__(self, index: Any) -> None:
+        self._ac_commit_size()
         _record(self, "delitem", index, ())
         list.__delitem__(self, index)
 
@@ -130,8 +181,47 @@ class GuardedDict(_Deferring, dict):
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: Any) -> None:
+        self._ac_commit_size()
         _record(self, "delitem", key, ())
         dict.__delitem__(self, key)
+
+    def __ior__(self, other: Any) -> "GuardedDict":
+        self.update(other)
+        return self
+
+
+_SET_READS = ("__len__", "__iter__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__",
+              "__gt__", "__ge__", "__or__", "__and__", "__sub__", "__xor__", "__ror__",
+              "__rand__", "__rsub__", "__rxor__", "copy", "union", "intersection", "difference",
+              "symmetric_difference", "issubset", "issuperset", "isdisjoint")
+
+
+class GuardedSet(_Deferring, set):
+    """A set lifted from outside the compiled frame: mutations are recorded and replayed, its
+    contents are guarded only if the code reads them."""
+
+    for _name in _SET_READS:
+        locals()[_name] = _reading(set, _name)
+
+    for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update",
+                  "intersection_update", "symmetric_difference_update"):
+        locals()[_name] = _recording(set, _name)
+
+    def __ior__(self, other: Any) -> "GuardedSet":
+        self.update(other)
+        return self
+
+    def __iand__(self, other: Any) -> "GuardedSet":
+        self.intersection_update(other)
+        return self
+
+    def __isub__(self, other: Any) -> "GuardedSet":
+        self.difference_update(other)
+        return self
+
+    def __ixor__(self, other: Any) -> "GuardedSet":
+        self.symmetric_difference_update(other)
+        return self
 
 
 class ObjectProxy:
@@ -143,7 +233,7 @@ class ObjectProxy:
         object.__setattr__(self, "_ac_tracer", tracer)
         object.__setattr__(self, "_ac_value", value)
         object.__setattr__(self, "_ac_source", source)
-        object.__setattr__(self, "_ac_written", {})
+        object.__setattr__(self, "_ac_written", _written(tracer, value))
 
     def __getattr__(self, name: str) -> Any:
         if name in self._ac_written:  # written earlier in this capture
@@ -153,6 +243,11 @@ class ObjectProxy:
         if registry is not None:  # a module's parameter, buffer or submodule
             return lift(self._ac_tracer, getattr(obj, registry)[name],
                         source.attr(registry).item(name))
+        if isinstance(obj, enum.Enum) and name in ("name", "value", "_name_", "_value_"):
+            return lift(self._ac_tracer, getattr(obj, name), source.attr(name))  # fixed
+        getter = user_getter(self._ac_tracer, obj, source, name)
+        if getter is not None:  # a property or __getattr__ in user code: inlined, run once
+            return self._ac_tracer.runtime.inline(getter[0], (self, *getter[1:]), {})
         value = getattr(obj, name)
         if isinstance(value, types.MethodType) and value.__self__ is obj:
             instance_dict = getattr(obj, "__dict__", None)
@@ -166,14 +261,152 @@ class ObjectProxy:
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Recorded, replayed on the real object after the graph runs."""
+        setter = user_setter(self._ac_tracer, self._ac_value, self._ac_source, name)
+        if setter is not None:  # a property setter in user code: inlined, runs once
+            self._ac_tracer.runtime.inline(setter, (self, value), {})
+            return
         _record(self, "setattr", name, (value,))
         self._ac_written[name] = value
 
+    # Special methods run what the object's class defines (capture/objects.py): inlined user
+    # code, object's identity defaults, enum members' methods, or dataclasses' generated ones.
+    @property
+    def __class__(self) -> type:  # type: ignore[override]
+        return type(object.__getattribute__(self, "_ac_value"))
+
+    def __eq__(self, other: Any) -> Any:
+        return objects.compare(self, "__eq__", other)
+
+    def __ne__(self, other: Any) -> Any:
+        return objects.compare(self, "__ne__", other)
+
+    def __lt__(self, other: Any) -> Any:
+        return objects.compare(self, "__lt__", other)
+
+    def __le__(self, other: Any) -> Any:
+        return objects.compare(self, "__le__", other)
+
+    def __gt__(self, other: Any) -> Any:
+        return objects.compare(self, "__gt__", other)
+
+    def __ge__(self, other: Any) -> Any:
+        return objects.compare(self, "__ge__", other)
+
+    def __hash__(self) -> int:
+        return objects.to_hash(self)
+
+    def __str__(self) -> str:
+        return objects.to_str(self)
+
     def __repr__(self) -> str:
-        return f"ObjectProxy({self._ac_source.name})"
+        return objects.to_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        return objects.to_format(self, spec)
 
     def __bool__(self) -> bool:
-        return bool(self._ac_value)
+        return objects.to_bool(self)
+
+    def __len__(self) -> int:
+        return objects.to_len(self)
+
+    def __getitem__(self, key: Any) -> Any:
+        return objects.special_method(self, "__getitem__", key)
+
+    def __contains__(self, item: Any) -> bool:
+        return objects.to_bool_result(self, objects.special_method(self, "__contains__", item))
+
+
+class LocalObject(ObjectProxy):
+    """An instance of a user class created by the compiled code (``capture/objects.py``): the
+    real object holds capture values; reads resolve properties and methods through the capture,
+    writes change the object itself (the run code rebuilds it if it outlives the call)."""
+
+    __slots__ = ()
+
+    def __init__(self, tracer: "Tracer", value: Any) -> None:
+        super().__init__(tracer, value, None)
+
+    def __getattr__(self, name: str) -> Any:
+        return objects.local_getattr(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        objects.local_setattr(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        objects.local_delattr(self, name)
+
+
+def _written(tracer: "Tracer", value: Any) -> dict:
+    """The attributes this capture wrote on ``value``: shared by every proxy of the object (read
+    as ``Cfg`` in one function and ``self.__class__`` or a cell in another), so a later read
+    through any of them sees the write."""
+    table = tracer.__dict__.setdefault("written_attributes", {})
+    entry = table.get(id(value))
+    if entry is None or entry[0] is not value:
+        entry = table[id(value)] = (value, {})
+    return entry[1]
+
+
+def _is_user_code(fn: Any) -> bool:
+    return isinstance(fn, types.FunctionType) and not (fn.__module__ or "").startswith("astcompiler")
+
+
+def user_getter(tracer: "Tracer", obj: Any, source: Source, name: str) -> tuple | None:
+    """``(getter, *extra args)`` when reading ``obj.name`` runs user Python: a ``property``
+    (inlined, so it runs once per call like plain Python, never at capture time or in a guard),
+    or a ``__getattr__`` fallback. Other Python-level descriptors (``cached_property``, custom
+    ``__get__``) and a user ``__getattribute__`` are graph breaks. The descriptor's identity on
+    the class is guarded."""
+    kind = type(obj)
+    shown = Source(f"type({source.name})", f"type({source.expr})")
+    if _is_user_code(getattr(kind, "__getattribute__", None)):
+        raise GraphBreak(f"{kind.__qualname__} defines __getattribute__ (user code on every "
+                         "attribute read)")
+    found = next((klass.__dict__[name] for klass in kind.__mro__ if name in klass.__dict__), None)
+    if isinstance(found, property):
+        if not _is_user_code(found.fget):
+            return None
+        tracer.guards.add("id", shown.attr(name), found)
+        return (found.fget,)
+    instance_dict = getattr(obj, "__dict__", None)
+    if found is not None and _is_user_code(getattr(type(found), "__get__", None)):
+        data = hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")
+        if not data and instance_dict is not None and name in instance_dict:
+            return None  # e.g. a cached_property already cached: the instance's value wins
+        raise GraphBreak(f"{kind.__qualname__}.{name} is a descriptor with Python code "
+                         f"({type(found).__qualname__}): reading it runs eagerly")
+    if found is not None or (instance_dict is not None and name in instance_dict):
+        return None
+    fallback = getattr(kind, "__getattr__", None)
+    if not _is_user_code(fallback):
+        return None
+    if instance_dict is not None:
+        tracer.guards.add("absent", Source(f"{source.name}.__dict__", f"{source.expr}.__dict__"),
+                          name)
+    tracer.guards.add("id", shown.attr("__getattr__"), fallback)
+    return (fallback, name)
+
+
+def user_setter(tracer: "Tracer", obj: Any, source: Source, name: str) -> Any:
+    """The user-code ``fset`` when assigning ``obj.name`` runs a property's setter (guarded on
+    the property's identity); a descriptor with a Python ``__set__`` or a user ``__setattr__``
+    is a graph break."""
+    kind = type(obj)
+    if _is_user_code(getattr(kind, "__setattr__", None)):
+        raise GraphBreak(f"{kind.__qualname__} defines __setattr__ (user code on every write)")
+    found = next((klass.__dict__[name] for klass in kind.__mro__ if name in klass.__dict__), None)
+    if isinstance(found, property):
+        if not _is_user_code(found.fset):
+            raise GraphBreak(f"assigning {kind.__qualname__}.{name}, a property without a "
+                             "Python setter")
+        tracer.guards.add("id", Source(f"type({source.name}).{name}",
+                                       f"type({source.expr}).{name}"), found)
+        return found.fset
+    if found is not None and _is_user_code(getattr(type(found), "__set__", None)):
+        raise GraphBreak(f"{kind.__qualname__}.{name} is a descriptor with Python code "
+                         f"({type(found).__qualname__}): assigning it runs eagerly")
+    return None
 
 
 def _module_registry(obj: Any, name: str) -> str | None:
@@ -225,8 +458,121 @@ class BoundMethod:
         self.self_ = self_
 
 
+class NamespaceProxy(ObjectProxy):
+    """A module or a user class read from outside: each attribute the code reads is lifted from
+    its own source (``G['np'].sum``, ``G['Cfg'].scale``) and guarded there, so a rebound
+    ``settings.SCALE``, a changed ``Cfg.scale`` or a monkeypatched ``np.sum`` misses the cache.
+    Everything else (``isinstance``, ``==``, hashing, calls) acts on the real object."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._ac_written:  # written earlier in this capture
+            return self._ac_written[name]
+        obj, source = self._ac_value, self._ac_source
+        try:
+            value = getattr(obj, name)
+        except AttributeError:  # hasattr(), getattr(obj, name, default): guard the absence
+            self._ac_tracer.guards.add("no_attr", source, name)
+            raise
+        if isinstance(value, types.MethodType) and value.__self__ is obj:  # a classmethod
+            func = lift(self._ac_tracer, value.__func__, source.attr(name).attr("__func__"))
+            return BoundMethod(func, self)
+        return lift(self._ac_tracer, value, source.attr(name))
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return isinstance(_real(instance), self._ac_value)
+
+    def __subclasscheck__(self, subclass: Any) -> bool:
+        return issubclass(_real(subclass), self._ac_value)
+
+    def __eq__(self, other: Any) -> bool:
+        return self._ac_value == _real(other)
+
+    def __ne__(self, other: Any) -> bool:
+        return self._ac_value != _real(other)
+
+    def __hash__(self) -> int:
+        return hash(self._ac_value)
+
+
+def _real(value: Any) -> Any:
+    return value._ac_value if isinstance(value, ObjectProxy) else value
+
+
+def _is_numpy_object(value: Any) -> bool:
+    """NumPy's own objects (``np.sum``'s dispatcher, ``np.s_``): used as they are."""
+    module = getattr(type(value), "__module__", None) or ""
+    return (module == "numpy" or module.startswith("numpy.")) and not isinstance(value, np.random.Generator)
+
+
+def _is_namespace(value: Any) -> bool:
+    """Modules, and classes whose attributes user code may change (not builtins, not NumPy's
+    types, not enums: their members cannot be rebound)."""
+    if isinstance(value, types.ModuleType):
+        return True
+    if not isinstance(value, type):
+        return False
+    module = getattr(value, "__module__", None) or ""
+    if module == "builtins" or module == "numpy" or module.startswith("numpy."):
+        return False
+    import enum
+    return not issubclass(value, enum.Enum)
+
+
 def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
     """The capture-time stand-in for ``value`` read from ``source``, with its guards recorded."""
+    guards = tracer.guards
+    if source.constants:  # dict keys the source's expression names
+        tracer.namespace_objects.update(source.constants)
+    kind = type(value)
+    if kind in _ALIASABLE or _is_parameter(value) or _is_module(value):
+        return _lift_once(tracer, value, source)
+    return _lift_value(tracer, value, source)
+
+
+_ALIASABLE = (np.ndarray, list, dict, OrderedDict)
+
+
+def _lift_once(tracer: "Tracer", value: Any, source: Source) -> Any:
+    """Arrays, containers and nn modules: one stand-in per object. The same object read again
+    from another source (``f(x, x)``, two attributes holding one list) is that stand-in, with
+    a guard that the two sources are still one object; so ``a is b`` and writes through one
+    seen through the other are exactly Python's. (Only objects whose own guards are committed,
+    not items of a container the code has not read yet.)"""
+    known = tracer.lifted_objects.get(id(value))
+    if known is not None and known[0] is value:
+        if known[2].expr != source.expr:
+            tracer.guards.add("alias", source, known[2])
+        return known[1]
+    guarded_now = not tracer.guards.deferring  # else its guards may never be committed
+    lifted = _lift_value(tracer, value, source)
+    if guarded_now:
+        tracer.lifted_objects[id(value)] = (value, lifted, source)
+    tracer.real_objects[id(lifted)] = (lifted, value)
+    return lifted
+
+
+def real_object(tracer: "Tracer", value: Any) -> Any:
+    """The outside object an array or container stand-in was lifted from (``value`` itself for
+    anything else, object proxies included)."""
+    if isinstance(value, ObjectProxy):
+        return value
+    known = tracer.real_objects.get(id(value))
+    return known[1] if known is not None and known[0] is value else value
+
+
+def lifted_source(tracer: "Tracer", value: Any) -> Source | None:
+    """The source an outside object's stand-in was lifted from (an input array, a container,
+    an object proxy), or None for a value made inside the compiled code."""
+    if isinstance(value, ArrayProxy):
+        return next((s for node, s, _ in tracer.inputs if node is value.node), None)
+    if isinstance(value, (ObjectProxy, _Deferring)):
+        return value._ac_source
+    return None
+
+
+def _lift_value(tracer: "Tracer", value: Any, source: Source) -> Any:
     guards = tracer.guards
     kind = type(value)
     if kind is np.ndarray or _is_parameter(value):
@@ -239,7 +585,7 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
                          "which astcompiler does not support yet")
     if kind is int and tracer.policy is not None:
         marker = tracer.policy.int_marker(source.name)
-        if marker is not None and value not in (0, 1):
+        if marker is not None:  # any int, 0 and 1 too: only array sizes specialize those
             return _lift_dynamic_int(tracer, value, source, marker)
     if kind in _VALUE_TYPES:
         guards.add("equals", source, value)
@@ -269,15 +615,23 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
         lifted_dict._ac_tracer, lifted_dict._ac_source = tracer, source
         lifted_dict._ac_pending = pending
         return lifted_dict
+    if kind is set:
+        guards.add("type", source, kind)
+        with guards.deferred() as pending:
+            guards.add("equals", source, set(value))
+        lifted_set = GuardedSet(value)
+        lifted_set._ac_tracer, lifted_set._ac_source, lifted_set._ac_pending = tracer, source, pending
+        return lifted_set
     if kind is slice:
         guards.add("equals", source, value)
         return value
     if kind is np.dtype or isinstance(value, np.dtype):
         guards.add("equals", source, value)
         return value
-    if isinstance(value, _IDENTITY_TYPES) or callable(value) and not hasattr(value, "__dict__"):
+    if isinstance(value, _IDENTITY_TYPES) or callable(value) and not hasattr(value, "__dict__") \
+            or _is_numpy_object(value):
         guards.add("id", source, value)
-        return value
+        return NamespaceProxy(tracer, value, source) if _is_namespace(value) else value
     if isinstance(value, (ArrayProxy, ObjectProxy)):
         return value
     from ..pytree import DEFAULT as pytrees
@@ -347,10 +701,11 @@ def _lift_array(tracer: "Tracer", value: np.ndarray, source: Source) -> Any:
 
 
 def _lift_dynamic_int(tracer: "Tracer", value: int, source: Source, marker: Any) -> Any:
-    """An int argument that changed between calls: a symbol with the value as its hint."""
+    """An int argument that changed between calls: a symbol with the value as its hint. It may
+    be any integer (no lower bound, no sign): every decision on it is a guard."""
     from .symbolic import SymInt
     tracer.guards.add("type", source, int)
-    symbol = tracer.shape_env.create_symbol(value, source.name, source.expr, min=2,
+    symbol = tracer.shape_env.create_symbol(value, source.name, source.expr, min=None,
                                             marker=marker.kind)
     proxy = tracer.int_input(source, value, _hint(source))
     tracer.define_symbol(symbol, proxy, None)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..exc import Unsupported
+from ..exc import GraphBreak, Unsupported
 from ..pytree import DEFAULT as PYTREES, TreeSpec
 from ..source.origins import current_origin
 from .proxy import ArrayProxy
@@ -25,6 +25,41 @@ if TYPE_CHECKING:  # pragma: no cover
     from .runtime import Runtime
 
 _PRIMITIVES = (bool, int, float, complex, str, type(None))
+
+
+class CaptureCall:
+    """A user function the graph calls (``allow_in_graph``, ``nonstrict_trace`` on the eager
+    backend). Its capture-time run (on this call's own values) is the first call's run: the
+    first time the graph calls it, it returns that result, so the function runs once per call
+    as in plain Python. Later calls call the function."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.__qualname__ = getattr(fn, "__qualname__", type(fn).__qualname__)
+        self.__name__ = getattr(fn, "__name__", self.__qualname__)
+        self._primed: list[Any] = []
+
+    def prime(self, result: Any) -> None:
+        self._primed = [_copy_arrays(result)]
+
+    def disarm(self) -> None:
+        """After the entry's first run (a backend that ran a traced copy never used it)."""
+        self._primed = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._primed:
+            return self._primed.pop()
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return repr(self.fn)
+
+
+def _copy_arrays(value: Any) -> Any:
+    """``value`` with its arrays copied (later capture steps may write into the examples)."""
+    leaves, spec = PYTREES.tree_flatten(value)
+    return PYTREES.tree_unflatten([leaf.copy() if isinstance(leaf, (np.ndarray, np.generic))
+                                   else leaf for leaf in leaves], spec)
 
 
 def _where() -> str:
@@ -190,7 +225,7 @@ def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
         "nonstrict_call", (*[tracer.localize(v.node) for v in outer],
                            *[tracer.localize(v.node) for v in module_inputs], *captured),
         {"body": scope.graph},
-        {"fn": fn, "in_spec": in_spec, "leaves": leaves, "array_positions": array_positions,
+        {"fn": primed_call(fn, out_leaves, out_spec), "in_spec": in_spec, "leaves": leaves, "array_positions": array_positions,
          "out_spec": out_spec, "out_leaves": out_leaves, "array_out": array_out,
          "n_controls": 0, "n_carried": 0, "n_captured": len(captured), "n_inputs": len(outer),
          "n_module_inputs": len(module_inputs),
@@ -205,10 +240,34 @@ def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
     return PYTREES.tree_unflatten(results, out_spec)
 
 
+def primed_call(fn: Callable, out_leaves: list, out_spec: TreeSpec) -> CaptureCall:
+    """The eager backend calls the original function: the traced run (its Python ran once, on
+    this call's values) stands for the first call."""
+    call = CaptureCall(fn)
+    call.prime(PYTREES.tree_unflatten([leaf.example if isinstance(leaf, ArrayProxy) else leaf
+                                       for leaf in out_leaves], out_spec))
+    return call
+
+
 def call_allowed(runtime: "Runtime", fn: Callable, args: tuple, kwargs: dict) -> Any:
     """``allow_in_graph``: one node that calls ``fn`` as is (arrays and primitives only)."""
     for value in (*args, *kwargs.values()):
         if not isinstance(value, (ArrayProxy, *_PRIMITIVES)):
             raise Unsupported(f"allow_in_graph function {getattr(fn, '__qualname__', fn)} takes "
                               f"arrays and primitives, got {type(value).__qualname__}{_where()}")
-    return runtime.tracer.call_op("call_function", (fn, *args), kwargs)
+    if not any(isinstance(v, ArrayProxy) for v in (*args, *kwargs.values())):
+        raise GraphBreak(f"allow_in_graph function {getattr(fn, '__qualname__', fn)} called "
+                         "without arrays (it would run once, at capture): it runs in Python")
+    call = CaptureCall(fn)
+    results: list[Any] = []
+
+    def capture_run(*values: Any, **named: Any) -> Any:  # the capture's run is this call's run
+        results.append(fn(*values, **named))
+        return results[-1]
+
+    call.fn, original = capture_run, fn
+    result = runtime.tracer.call_op("call_function", (call, *args), kwargs)
+    call.fn = original
+    if results:
+        call.prime(results[-1])
+    return result

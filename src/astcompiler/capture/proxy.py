@@ -156,6 +156,9 @@ class ArrayProxy:
     def __format__(self, spec: str) -> str:
         raise _data_dependent("formatting a traced array's value")
 
+    def __str__(self) -> str:
+        raise _data_dependent("str() of a traced array's value")
+
     def __contains__(self, item: Any) -> bool:
         raise _data_dependent("`in` on a traced array")
 
@@ -185,6 +188,12 @@ class ArrayProxy:
         return self.tracer.trace_op(op, args, kwargs)
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        meta = self.node.meta
+        if meta is not None and meta.pytype is not None:  # a Python number: Python's round
+            if ndigits is not None:
+                raise GraphBreak("round(x, ndigits) of a Python number (decimal rounding is not "
+                                 "modelled)")
+            return self.tracer.call_op("py_round", (self,), {}, python=True)
         return self.tracer.call_op("round", (self,), {} if ndigits is None else {"decimals": ndigits})
 
     def __matmul__(self, other: Any) -> Any:
@@ -200,7 +209,7 @@ class ArrayProxy:
         return (self // other, self % other)
 
     def _inplace(self, op_name: str, other: Any) -> Any:
-        result = self.tracer.call_op(op_name, (self, other), {})
+        result = self.tracer.call_op(op_name, (self, other), {}, python=True)
         if self.is_scalar:  # NumPy scalars are immutable: `s += 1` rebinds
             return result
         self.tracer.call_op("copy_", (self, result), {})
@@ -209,10 +218,10 @@ class ArrayProxy:
 
 def _binary(ufunc_name: str):
     def forward(self: ArrayProxy, other: Any) -> Any:
-        return self.tracer.call_op(ufunc_name, (self, other), {})
+        return self.tracer.call_op(ufunc_name, (self, other), {}, python=True)
 
     def reflected(self: ArrayProxy, other: Any) -> Any:
-        return self.tracer.call_op(ufunc_name, (other, self), {})
+        return self.tracer.call_op(ufunc_name, (other, self), {}, python=True)
 
     def inplace(self: ArrayProxy, other: Any) -> Any:
         return self._inplace(ufunc_name, other)
@@ -222,7 +231,7 @@ def _binary(ufunc_name: str):
 
 def _unary(ufunc_name: str):
     def method(self: ArrayProxy) -> Any:
-        return self.tracer.call_op(ufunc_name, (self,), {})
+        return self.tracer.call_op(ufunc_name, (self,), {}, python=True)
     return method
 
 

@@ -158,9 +158,10 @@ class RegionBuilder:
                     changed = True
         return changed
 
-    def fixpoint(self, trace_all: Callable[[], list[Pass]]) -> list[Pass]:
-        for _ in range(MAX_PASSES):
-            passes = trace_all()
+    def fixpoint(self, trace_all: Callable[[], list[Pass]],
+                 first: list[Pass] | None = None) -> list[Pass]:
+        for attempt in range(MAX_PASSES):
+            passes = first if attempt == 0 and first is not None else trace_all()
             if not self.update_metas(passes):
                 return passes
         raise GraphBreak(f"the types of {self.names} did not settle in a compiled {self.kind}")
@@ -245,6 +246,104 @@ class RegionBuilder:
         return after
 
 
+def _check_branches(builder: RegionBuilder, passes: Sequence[Pass]) -> None:
+    """Python gives each variable the type its branch produced: never merge two types into one
+    (an int and a float, float32 and float64), and a variable left unbound by one branch raises
+    UnboundLocalError there. Both are decided by the data, so they are graph breaks."""
+    for k, name in enumerate(builder.names):
+        outputs = [p.outputs[k] for p in passes]
+        unbound = [is_undefined(v) for v in outputs]
+        if any(unbound) and not all(unbound) and not name.startswith("__ac_"):
+            raise GraphBreak(f"{name!r} is assigned in only one branch of an `if` on array data "
+                             "(the other branch leaves it unbound); assign it before the `if`")
+        if any(unbound):
+            continue
+        metas = [value_meta(v) for v in outputs]
+        if metas[0] is None and metas[1] is None:
+            continue  # neither a number nor an array: update_metas decides
+        if None in metas and not name.startswith("__ac_"):  # None/an object, and a number
+            kinds = [type(v).__name__ if m is None else m.short() for v, m in zip(outputs, metas)]
+            raise GraphBreak(f"{name!r} is {kinds[0]} in one branch of an `if` on array data "
+                             f"and {kinds[1]} in the other; Python keeps each, so this `if` "
+                             "runs in Python")
+        if None in metas:
+            continue  # a return value on one side only: the return flag decides
+        if metas[0].shape != metas[1].shape:
+            raise GraphBreak(f"{name!r} changes shape from {metas[0].shape} to {metas[1].shape} "
+                             "between the branches of an `if` on array data")
+        if metas[0] != metas[1] and not _same_number(*metas):
+            raise GraphBreak(f"{name!r} is {metas[0].short()} in one branch of an `if` on array "
+                             f"data and {metas[1].short()} in the other; Python keeps each type, "
+                             "so this `if` runs in Python")
+
+
+def _retyped(builder: RegionBuilder, approximate: bool = True) -> list[int]:
+    """Carried variables whose type in the loop differs from their type before it: after a loop
+    that runs zero times they keep the old type. ``approximate``: count a Python number carried
+    as a NumPy scalar of its default dtype too."""
+    changed = []
+    for k in builder.carried():
+        value = builder.init[k]
+        if builder.names[k].startswith("__ac_"):
+            continue
+        if is_undefined(value):  # bound by the loop only when it runs
+            if approximate:
+                changed.append(k)
+            continue
+        before, after = value_meta(value), builder.metas[k]
+        if before is None or before == after:
+            continue
+        if approximate or not _same_number(before, after):
+            changed.append(k)
+    return changed
+
+
+def _retype_message(builder: RegionBuilder, changed: list[int], kind: str) -> str:
+    k = changed[0]
+    return (f"{builder.names[k]!r} is {value_meta(builder.init[k]).short()} before a compiled "
+            f"{kind} and {builder.metas[k].short()} inside it; if the loop runs zero times "
+            "Python keeps the old type, so the loop runs in Python")
+
+
+def _runs(tracer: Any, bounds: tuple[Any, Any, Any], builder: RegionBuilder) -> bool:
+    """Whether a retyping ``for`` loop runs at least once: a guarded decision when its bounds are
+    sizes or ints (static or dynamic); otherwise only Python numbers carried as their NumPy
+    twins are allowed (a documented approximation), other type changes are a graph break."""
+    import sympy
+    start, stop, step = (_bound_expr(tracer, b) for b in bounds)
+    if start is not None and stop is not None and step is not None and step.is_Integer:
+        relation = sympy.Lt(start, stop) if step > 0 else sympy.Gt(start, stop)
+        if relation in (sympy.true, sympy.false):
+            return bool(relation)
+        return tracer.evaluate_relation(relation)
+    changed = [k for k in _retyped(builder, approximate=False)
+               if not is_undefined(builder.init[k])]  # (temporaries of the body: unknown)
+    if changed:
+        raise GraphBreak(_retype_message(builder, changed, "loop"))
+    return True
+
+
+def _bound_expr(tracer: Any, bound: Any) -> Any:
+    import sympy
+    if isinstance(bound, bool):
+        return None
+    if isinstance(bound, int):
+        return sympy.Integer(bound)
+    if isinstance(bound, ArrayProxy):
+        return tracer.node_exprs.get(bound.node)
+    return None
+
+
+def _same_number(a: TensorMeta, b: TensorMeta) -> bool:
+    """A Python number and a NumPy scalar of its default dtype (``0.0`` and ``np.float64``,
+    ``0`` and ``np.int64`` in range): the same value, a NumPy type (a subclass of float for
+    floats). Loops carry such pairs as the NumPy type; branches inside loops must agree."""
+    python, numpy = (a, b) if a.pytype is not None else (b, a)
+    if python.pytype is None or numpy.pytype is not None or not numpy.scalar:
+        return False
+    return numpy.dtype == np.asarray(python.pytype(0)).dtype and python.pytype is not bool
+
+
 def _order_placeholders(graph: Graph, tail: list[Node]) -> None:
     """Keep the leading placeholders (index, state) first and the captured ones in ``tail`` order."""
     placeholders = graph.placeholders
@@ -283,6 +382,8 @@ def for_region(runtime: "Runtime", bounds: tuple[Any, Any, Any], item: Callable[
     enter = extra_test() if extra_test is not None else True
     if enter is False:
         return
+    if _retyped(builder) and not _runs(builder.tracer, bounds, builder):
+        return  # decided (a guard): the loop does not run, the variables keep their values
     body_graph = builder.finish_subgraph(final, [final.extra[0]])
     after = builder.emit([*bounds, enter], {"body": body_graph}, passes)
     if set_state is not None:
@@ -315,6 +416,9 @@ def while_region(runtime: "Runtime", test: Callable[[], Any], body: Callable[[],
     passes = builder.fixpoint(lambda: [builder.trace(run_cond), builder.trace(run_body)])
     if set_state is not None:
         set_state(tuple(init))
+    changed = _retyped(builder, approximate=False)
+    if changed:
+        raise GraphBreak(_retype_message(builder, changed, "while loop"))
     cond_pass, body_pass = passes
     cond_graph = builder.finish_subgraph(cond_pass, [cond_pass.extra[0]])
     body_graph = builder.finish_subgraph(body_pass)
@@ -339,14 +443,16 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
             return (list(get_state()) if get_state is not None else []), []
         return run
 
-    passes = builder.fixpoint(lambda: [builder.trace(branch(true_fn)), builder.trace(branch(false_fn))])
+    def trace_both() -> list[Pass]:
+        return [builder.trace(branch(true_fn)), builder.trace(branch(false_fn))]
+
+    first = trace_both()  # state as it is before the `if`: what each branch really produces
     if set_state is not None:
         set_state(tuple(init))
-    for k in builder.carried():
-        for p in passes:
-            if is_undefined(p.outputs[k]) and not builder.names[k].startswith("__ac_"):
-                raise GraphBreak(f"{builder.names[k]!r} is assigned in only one branch of an `if` "
-                                 "on array data; assign it before the `if`")
+    _check_branches(builder, first)
+    passes = builder.fixpoint(trace_both, first)
+    if set_state is not None:
+        set_state(tuple(init))
     true_graph = builder.finish_subgraph(passes[0])
     false_graph = builder.finish_subgraph(passes[1])
     after = builder.emit([condition], {"true": true_graph, "false": false_graph}, passes)

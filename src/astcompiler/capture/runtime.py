@@ -23,11 +23,16 @@ from ..config import config
 from ..logs import get_logger
 from ..rewrite import is_generated, rewrite_function
 from .calls import dispatch_call
-from .lifting import ObjectProxy, lift
+from .lifting import ObjectProxy, lift, lifted_source, real_object
+from .objects import identical
 from .proxy import ArrayProxy
 from .regions import SymRange, for_region, if_region, while_region
 from .sources import GLOBALS_VAR, Source, cell_source, global_source
+from .state import HANDLERS
 from .tracer import Tracer
+
+
+ROOT_VAR = "___fn"  # the compiled function itself, in guard and run code
 
 
 class _OverBudget(Exception):
@@ -35,15 +40,44 @@ class _OverBudget(Exception):
 
 
 class Undefined:
-    """A free name that exists nowhere: using it raises NameError, as Python would."""
+    """A free name that exists nowhere (``local``: a local variable that is not bound): using it
+    raises NameError (UnboundLocalError), as Python would."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, local: bool = False) -> None:
         self.name = name
+        self.local = local
 
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        if self.local:
+            raise UnboundLocalError(f"cannot access local variable {self.name!r} where it is not "
+                                    "associated with a value")
         raise NameError(f"name {self.name!r} is not defined")
 
-    __call__ = __getattr__ = __getitem__ = __add__ = __radd__ = __mul__ = __bool__ = _fail
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # probed by the compiler itself (getattr with a default)
+            raise AttributeError(name)
+        return self._fail()
+
+    __call__ = __getitem__ = __add__ = __radd__ = __mul__ = __bool__ = _fail
+    __rmul__ = __sub__ = __rsub__ = __truediv__ = __iter__ = __len__ = __str__ = _fail
+
+
+_UNBOUND: dict[str, Undefined] = {}
+
+
+def unbound_local(name: str) -> Undefined:
+    """The marker of unbound local ``name``: one per name, so guards on it stay valid."""
+    marker = _UNBOUND.get(name)
+    if marker is None:
+        marker = _UNBOUND.setdefault(name, Undefined(name, local=True))
+    return marker
+
+
+def is_unbound(value: Any) -> bool:
+    """``value`` marks an unbound local variable (the pieces of a split ``del`` it)."""
+    if isinstance(value, ObjectProxy):
+        value = object.__getattribute__(value, "_ac_value")
+    return isinstance(value, Undefined) and value.local
 
 
 def read_state(*thunks: Callable[[], Any]) -> tuple:
@@ -53,8 +87,11 @@ def read_state(*thunks: Callable[[], Any]) -> tuple:
         try:
             values.append(thunk())
         except NameError as error:
-            values.append(Undefined(getattr(error, "name", None) or "?"))
+            values.append(unbound_local(getattr(error, "name", None) or "?"))
     return tuple(values)
+
+
+HANDLERS[is_unbound] = lambda runtime, value: is_unbound(value)
 
 
 @dataclass
@@ -67,19 +104,34 @@ class Frame:
     cells: dict[str, tuple[str, Any]] = field(default_factory=dict)  # name -> (var, cell)
 
 
-_SIGNATURES: dict[Any, inspect.Signature] = {}
+_SIGNATURES: dict[Any, list[tuple[Any, tuple, inspect.Signature]]] = {}
 _SIG_LOCK = threading.Lock()
+_SIG_VERSIONS = 8  # signatures kept per code object (one per set of defaults seen)
 
 
 def signature_of(fn: Callable) -> inspect.Signature:
-    code = getattr(fn, "__code__", fn)
+    """``inspect.signature(fn)``, cached per code object *and* defaults: functions that share
+    code (``[lambda x, k=k: ... for k in ...]``) or whose ``__defaults__``/``__kwdefaults__``
+    changed get their own defaults, never the first function's."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(fn, types.FunctionType) or code is None:
+        return inspect.signature(fn, follow_wrapped=False)
+    defaults = fn.__defaults__
+    kwdefaults = tuple((fn.__kwdefaults__ or {}).items())
     with _SIG_LOCK:
-        sig = _SIGNATURES.get((code, getattr(fn, "__defaults__", None) is not None))
-    if sig is None:
-        sig = inspect.signature(fn, follow_wrapped=False)
-        with _SIG_LOCK:
-            _SIGNATURES[(code, getattr(fn, "__defaults__", None) is not None)] = sig
+        for known_defaults, known_kw, sig in _SIGNATURES.get(code, ()):
+            if known_defaults is defaults and _same_items(known_kw, kwdefaults):
+                return sig
+    sig = inspect.signature(fn, follow_wrapped=False)
+    with _SIG_LOCK:
+        versions = _SIGNATURES.setdefault(code, [])
+        versions.insert(0, (defaults, kwdefaults, sig))
+        del versions[_SIG_VERSIONS:]
     return sig
+
+
+def _same_items(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b))
 
 
 class Runtime:
@@ -127,6 +179,8 @@ class Runtime:
         rewritten = rewrite_function(fn, self.cache_dir)
         if rewritten not in self.rewritten:
             self.rewritten.append(rewritten)
+        if not self.frames:
+            self._guard_root(fn)
         frame = self._frame_for(fn)
         self.frames.append(frame)
         try:
@@ -134,15 +188,69 @@ class Runtime:
         finally:
             self.frames.pop()
 
+    def _guard_root(self, fn: types.FunctionType) -> None:
+        """The compiled function's own defaults: the guard and run functions carry a copy of
+        them, so a reassigned ``__defaults__``/``__kwdefaults__`` must miss the cache."""
+        if fn.__defaults__ is None and fn.__kwdefaults__ is None:
+            return
+        self.namespace[ROOT_VAR] = fn
+        root = Source(fn.__qualname__, ROOT_VAR)
+        if fn.__defaults__ is not None:
+            self.tracer.guards.add("id", root.attr("__defaults__"), fn.__defaults__)
+        if fn.__kwdefaults__ is not None:  # mutated in place, the copies see it (same dict)
+            self.tracer.guards.add("id", root.attr("__kwdefaults__"), fn.__kwdefaults__)
+
     def inline(self, fn: types.FunctionType, args: tuple, kwargs: dict) -> Any:
         """Capture a call to a user function by rewriting and running its body."""
-        bound = signature_of(fn).bind(*args, **kwargs)
-        bound.apply_defaults()
+        source = self.guard_function(fn)
+        bound = self.bind_call(fn, source, args, kwargs)
         try:
             return self.run_function(fn, bound.args, bound.kwargs)
         except GraphBreak as error:  # remember where it broke: the split compiles the callee
             error.__dict__.setdefault("inlined", []).append(fn)
             raise
+
+    def guard_function(self, fn: types.FunctionType) -> Source | None:
+        """Guard what a call to ``fn`` relies on beyond its identity: its ``__code__`` and its
+        ``__defaults__`` tuple (both assignable). Returns the source ``fn`` was read from (its
+        identity is guarded there), or None for a function made inside the compiled code."""
+        guards = self.tracer.guards
+        source = guards.identity_source(fn)
+        if source is None:
+            return None
+        guards.add("id", source.attr("__code__"), fn.__code__)
+        if fn.__defaults__ is not None:
+            guards.add("id", source.attr("__defaults__"), fn.__defaults__)
+        return source
+
+    def bind_call(self, fn: types.FunctionType, source: Source | None, args: tuple,
+                  kwargs: dict) -> inspect.BoundArguments:
+        """Bind a call like Python: the defaults are ``fn``'s own, read from ``source`` (arrays
+        and containers lifted with their guards, keyword-only defaults guarded by value)."""
+        sig = signature_of(fn)
+        bound = sig.bind(*args, **kwargs)
+        positional = [p.name for p in sig.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        defaults = fn.__defaults__ or ()
+        for name, param in sig.parameters.items():
+            if name in bound.arguments:
+                continue
+            if param.kind is param.VAR_POSITIONAL:
+                bound.arguments[name] = ()
+            elif param.kind is param.VAR_KEYWORD:
+                bound.arguments[name] = {}
+            elif param.kind is param.KEYWORD_ONLY:
+                value = (fn.__kwdefaults__ or {})[name]
+                bound.arguments[name] = value if source is None else lift(
+                    self.tracer, value, source.attr("__kwdefaults__").item(name))
+            else:
+                index = positional.index(name) - (len(positional) - len(defaults))
+                value = defaults[index]
+                # the __defaults__ tuple's identity is guarded: immutable values are covered
+                immutable = type(value) in (bool, int, float, complex, str, bytes, type(None))
+                bound.arguments[name] = value if source is None or immutable else lift(
+                    self.tracer, value, source.attr("__defaults__").item(index))
+        return bound
 
     @staticmethod
     def is_generated(fn: Any) -> bool:
@@ -176,6 +284,10 @@ class Runtime:
             if name.startswith("___"):  # the compiler's own helpers (split functions): fixed
                 values.append(contents)
                 continue
+            if name == "__class__":  # zero-argument super(): the method's own class, as is
+                self.tracer.guards.add("id", cell_source(name, var), contents)
+                values.append(contents)
+                continue
             values.append(lift(self.tracer, contents, cell_source(name, var)))
         return tuple(values)
 
@@ -188,7 +300,7 @@ class Runtime:
             raise GraphBreak("branching on array data (data-dependent control flow): "
                              "use np.where, or keep the condition on shapes and Python values")
         if isinstance(value, ObjectProxy):
-            return bool(value._ac_value)
+            return bool(value)  # the class's __bool__/__len__ (capture/objects.py)
         if isinstance(value, sympy.Basic):
             raise GraphBreak(f"branching on a data-dependent size ({value}); sizes produced by "
                              "boolean masks or nonzero() are only known at run time")
@@ -318,10 +430,26 @@ class Runtime:
         if isinstance(iterable, ArrayProxy):
             return iter(iterable)
         if isinstance(iterable, ObjectProxy):
-            iterable = iterable._ac_value
+            iterable = self._iterate_object(iterable)
         if inspect.isgenerator(iterable) and not is_generated(iterable.gi_code):
             raise GraphBreak("iterating over a generator created outside the compiled code")
         return self.tracer.unrolled(iterable)
+
+    def _iterate_object(self, proxy: ObjectProxy) -> Any:
+        """An outside object's ``__iter__`` written in Python is inlined (what it reads is
+        guarded); immutable objects, enum classes and astcompiler's own containers iterate as
+        they are; any other outside iterable could change unseen: a graph break."""
+        value = proxy._ac_value
+        method = getattr(type(value), "__iter__", None)
+        if isinstance(method, types.FunctionType) \
+                and not (method.__module__ or "").startswith("astcompiler"):
+            return self.inline(method, (proxy,), {})
+        if proxy._ac_source is None or isinstance(value, (frozenset, range, bytes, str)) \
+                or isinstance(value, type) \
+                or (type(value).__module__ or "").startswith("astcompiler"):
+            return value
+        raise GraphBreak(f"iterating over a {type(value).__qualname__} from outside the compiled "
+                         "code (its contents are not guarded)")
 
     def and_(self, *thunks: Callable[[], Any]) -> Any:
         return self._short_circuit(thunks, stop_when=False)
@@ -359,10 +487,21 @@ class Runtime:
         return value._ac_value if isinstance(value, ObjectProxy) else value
 
     def is_(self, left: Any, right: Any) -> bool:
-        return self._unwrap(left) is self._unwrap(right)
+        # identity of the real objects; a proxy's identity, when it decided, is guarded
+        same = identical(real_object(self.tracer, left), real_object(self.tracer, right))
+        if left is not right:
+            self._guard_identity(left, right, same)
+        return same
 
     def is_not(self, left: Any, right: Any) -> bool:
-        return self._unwrap(left) is not self._unwrap(right)
+        return not self.is_(left, right)
+
+    def _guard_identity(self, left: Any, right: Any, same: bool) -> None:
+        """``a is b`` on two stand-ins of outside objects: guard the answer (one object read
+        twice is usually one stand-in already, with its own alias guard)."""
+        first, second = lifted_source(self.tracer, left), lifted_source(self.tracer, right)
+        if first is not None and second is not None and first.expr != second.expr:
+            self.tracer.guards.add("alias" if same else "distinct", first, second)
 
     def unsupported(self, what: str) -> None:
         raise GraphBreak(f"{what} is not supported inside compiled code; move it out of the "

@@ -1,7 +1,9 @@
 """``ShapeEnv``: the symbolic sizes of one capture (sympy), their hints, ranges and guards.
 
 Backed symbols ``s0, s1, ...`` stand for dynamic dimensions (and int arguments) and carry the
-example's value as a hint; they are assumed >= 2 (sizes 0 and 1 are specialized instead).
+example's value as a hint. Sizes are assumed >= 2 (sizes 0 and 1 are specialized instead); the
+symbols of int arguments are any integer (negative, 0 and 1 included), so every decision on them
+is a guard.
 Unbacked symbols ``u0, ...`` stand for sizes known only at run time (boolean masks); a decision
 that needs their value is a graph break, or a ``DataDependentError`` for ``mark_unbacked``.
 Decisions taken with hints are recorded as guards (sympy relations over the symbols).
@@ -22,7 +24,7 @@ class SymbolInfo:
     hint: int | None
     source: str          # torch-style name: L['x'].size()[0]
     expr: str            # Python expression in guard code: x.shape[0]
-    min: int = 2
+    min: int | None = 2      # None: an int argument, no lower bound
     max: int | None = None
     strict: bool = False     # mark_dynamic / mark_unbacked(strict=True): specializing is an error
     unbacked: bool = False   # no usable hint: decisions on it raise DataDependentError
@@ -37,10 +39,16 @@ class ShapeEnv:
     _next_backed: int = 0
     _next_unbacked: int = 0
 
-    def create_symbol(self, hint: int, source: str, expr: str, *, min: int = 2,
+    def create_symbol(self, hint: int, source: str, expr: str, *, min: int | None = 2,
                       max: int | None = None, strict: bool = False, marker: str = "auto",
                       unbacked: bool = False) -> sympy.Symbol:
-        symbol = sympy.Symbol(f"s{self._next_backed}", integer=True, positive=True)
+        """A backed symbol; ``min=None`` for an int argument (any integer, no sign assumed)."""
+        facts = {"integer": True}
+        if min is not None and min >= 1:
+            facts["positive"] = True
+        elif min is not None and min >= 0:
+            facts["nonnegative"] = True
+        symbol = sympy.Symbol(f"s{self._next_backed}", **facts)
         self._next_backed += 1
         self.symbols[symbol] = SymbolInfo(symbol, hint, source, expr, min, max, strict,
                                           unbacked, marker)
@@ -80,8 +88,7 @@ class ShapeEnv:
     def evaluate(self, relation: sympy.Basic, where: str | None = None) -> bool:
         """Decide ``relation`` with the hints and remember the decision as a guard."""
         value = bool(relation.subs(self._hints(relation, f"the condition {relation}")))
-        decided = relation if value else sympy.Not(relation)
-        decided = sympy.simplify(decided) if not isinstance(decided, sympy.Not) else decided
+        decided = relation if value else _negated(relation)
         if decided in (sympy.true, True):
             return value
         self._check_constraints(decided, where)
@@ -114,4 +121,10 @@ class ShapeEnv:
 
     def range_guards(self) -> list[tuple[SymbolInfo, int, int | None]]:
         return [(info, info.min, info.max) for info in self.symbols.values()
-                if info.hint is not None and info.marker != "data"]
+                if info.hint is not None and info.marker != "data" and info.min is not None]
+
+
+def _negated(relation: sympy.Basic) -> sympy.Basic:
+    """``not relation`` without sympy.simplify (slow): relations flip, others get a Not."""
+    negated = getattr(relation, "negated", None)
+    return negated if negated is not None else sympy.Not(relation)

@@ -56,7 +56,7 @@ class CaptureRuleContext:
         subs, back = {}, {}
         for symbol in sympy.sympify(expr).free_symbols:
             info = self.tracer.shape_env.symbols.get(symbol)
-            if info is not None and info.min >= 1:
+            if info is not None and info.min is not None and info.min >= 1:
                 shifted = sympy.Symbol(f"{symbol.name}_shifted", integer=True, nonnegative=True)
                 subs[symbol] = shifted + info.min
                 back[shifted] = symbol - info.min

@@ -28,34 +28,37 @@ def _symbol_value(tracer: "Tracer", symbol: sympy.Symbol) -> Any:
 
 
 def build_sym_value(tracer: "Tracer", expr: sympy.Expr) -> Any:
+    """``expr`` computed with Python int operators on graph values (exact: Python ints)."""
     if expr.is_Integer:
         return int(expr)
     if expr.is_Symbol:
         return _symbol_value(tracer, expr)
-    if isinstance(expr, sympy.Add):
-        terms = [build_sym_value(tracer, t) for t in expr.args]
-        total = terms[0]
-        for term in terms[1:]:
-            total = total + term
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        numerator, denominator = expr.as_numer_denom()
+        if denominator != 1:
+            raise GraphBreak(f"the size expression {expr} is not an integer")
+        parts = [build_sym_value(tracer, t) for t in expr.args]
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part if isinstance(expr, sympy.Add) else total * part
         return total
-    if isinstance(expr, sympy.Mul):
-        factors = [build_sym_value(tracer, f) for f in expr.args]
-        product = factors[0]
-        for factor in factors[1:]:
-            product = product * factor
-        return product
-    if isinstance(expr, sympy.floor) and isinstance(expr.args[0], sympy.Mul):
+    if isinstance(expr, (sympy.floor, sympy.ceiling)):
         numerator, denominator = expr.args[0].as_numer_denom()
-        return build_sym_value(tracer, numerator) // build_sym_value(tracer, denominator)
+        a, b = build_sym_value(tracer, numerator), build_sym_value(tracer, denominator)
+        if isinstance(expr, sympy.floor):
+            return a // b
+        return -((-a) // b)
     if isinstance(expr, sympy.Mod):
         a, b = expr.args
         return build_sym_value(tracer, a) % build_sym_value(tracer, b)
+    if isinstance(expr, sympy.Abs):
+        return abs(build_sym_value(tracer, expr.args[0]))
     if isinstance(expr, (sympy.Max, sympy.Min)):
         name = "maximum" if isinstance(expr, sympy.Max) else "minimum"
         values = [build_sym_value(tracer, a) for a in expr.args]
         result = values[0]
         for value in values[1:]:
-            result = tracer.call_op(name, (result, value), {})
+            result = tracer.call_op(name, (result, value), {}, python=True)
         return result
     if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and expr.exp > 0:
         base = build_sym_value(tracer, expr.base)

@@ -38,7 +38,7 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 
 def python_meta(value: Any) -> TensorMeta:
     """Meta of a traced Python scalar (the loop index, a carried counter): NEP 50 weak."""
-    return TensorMeta((), np.asarray(value).dtype, True, type(value))
+    return TensorMeta((), np.asarray(type(value)(0)).dtype, True, type(value))
 
 
 def _all_python(args: Any, kwargs: Any) -> bool:
@@ -96,6 +96,8 @@ class Tracer:
         self.symbol_nodes: dict[Any, tuple[ArrayProxy, int | None]] = {}
         self.side_effects: list[Any] = []  # lifting.SideEffect, in program order
         self.namespace_objects: dict[str, Any] = {}  # objects guard code refers to by name
+        self.lifted_objects: dict[int, tuple[Any, Any, Source]] = {}  # id -> (value, lifted, source)
+        self.real_objects: dict[int, tuple[Any, Any]] = {}  # id(stand-in) -> (stand-in, value)
         self.node_exprs: dict[Node, Any] = {}  # graph values that are size expressions
 
     # ----- graphs and scopes (regions capture into subgraphs) ---------------------------------
@@ -197,11 +199,13 @@ class Tracer:
         return ArrayProxy(self, node, value.copy())
 
     # ----- ops -----------------------------------------------------------------------------------
-    def call_op(self, name: str, args: tuple, kwargs: dict) -> Any:
+    def call_op(self, name: str, args: tuple, kwargs: dict, python: bool = False) -> Any:
+        """``python``: a Python operator (``a + b``, ``-a``, ``round(a)``), which has Python's
+        semantics when every operand is a Python number; NumPy functions have NumPy's."""
         op = REGISTRY.ops.get(name)
         if op is None:
             raise GraphBreak(f"{name} is not supported by astcompiler yet")
-        return self.trace_op(op, args, kwargs)
+        return self.trace_op(op, args, kwargs, python=python)
 
     def trace_ufunc(self, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         if method == "__call__":
@@ -218,7 +222,7 @@ class Tracer:
             raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported by astcompiler yet")
         return self.trace_op(op, (ufunc, *inputs), kwargs)
 
-    def trace_op(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
+    def trace_op(self, op: OpDef, args: tuple, kwargs: dict, python: bool = False) -> Any:
         """Record ``op`` applied to ``args``: a node whose meta comes from the NumPy reference
         run on example values. Calls on constants only are folded (except creation ops)."""
         try:
@@ -232,6 +236,10 @@ class Tracer:
             out = out[0] if len(out) == 1 else out
         if op.kind != "creation" and not contains_proxy((args, kwargs)) and out is None:
             return self._fold(op, args, kwargs)
+        if python and out is None and _all_python(args, kwargs):
+            scalar = self._python_scalar_op(op, args, kwargs)
+            if scalar is not None:
+                return scalar
         args = self._lift_array_constants(args)
         kwargs = self._lift_array_constants(kwargs)
         example_args = _map_proxies(args, lambda p: p.example)
@@ -244,7 +252,7 @@ class Tracer:
         origin = current_origin()
         node_args = _map_proxies(args, lambda p: self.localize(p.node))
         node_kwargs = _map_proxies(kwargs, lambda p: self.localize(p.node))
-        if isinstance(result, np.generic) and _all_python(args, kwargs):
+        if python and isinstance(result, np.generic) and _all_python(args, kwargs):
             result = result.item()  # Python scalars in, a Python scalar out (as in eager Python)
         proxy = self._wrap_result(op, node_args, node_kwargs, result, origin)
         if out is not None:
@@ -253,6 +261,38 @@ class Tracer:
             self.trace_op(REGISTRY["copy_"], (out, proxy), {})
             return out
         return proxy
+
+    def _python_scalar_op(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
+        """A Python operator on Python numbers: Python's result type and value (ops/python_scalars).
+        None when the op has no Python meaning here (NumPy's rules then apply)."""
+        from ..ops.python_scalars import PYTHON_OPS, python_result_type
+        fn = PYTHON_OPS.get(op.name)
+        if fn is None or kwargs:
+            return None
+        kinds = tuple(a.node.meta.pytype if isinstance(a, ArrayProxy) else type(a) for a in args)
+        constants = tuple(None if isinstance(a, ArrayProxy) else a for a in args)
+        kind = python_result_type(op.name, kinds, constants)
+        if kind is None:
+            raise GraphBreak(f"Python {op.name} of {', '.join(k.__name__ for k in kinds)} values: "
+                             "its result type depends on the values (e.g. a negative float to a "
+                             "fractional power is complex)")
+        examples = [a.example if isinstance(a, ArrayProxy) else a for a in args]
+        try:
+            example = fn(*examples)
+        except Exception as error:  # noqa: BLE001
+            if not self.in_region:  # real values: Python raises this for the user's code
+                error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
+                raise
+            example = kind(0)  # a region's placeholders are not real values
+        if type(example) is not kind:
+            if not self.in_region:
+                raise GraphBreak(f"Python {op.name} gave a {type(example).__name__}, "
+                                 f"expected {kind.__name__}")
+            example = kind(0)
+        node_args = _map_proxies(tuple(args), lambda p: self.localize(p.node))
+        meta = TensorMeta((), np.asarray(kind(0)).dtype, True, kind)
+        node = self.graph.call(op.name, node_args, {}, meta, current_origin())
+        return ArrayProxy(self, node, example)
 
     def _wrap_result(self, op: OpDef, node_args: tuple, node_kwargs: dict, result: Any,
                      origin: str | None) -> Any:

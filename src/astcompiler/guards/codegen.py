@@ -2,41 +2,103 @@
 
 The guard takes the user function's own parameters (same defaults), so calling it costs one
 Python call and a chain of cheap checks: exact types, dtypes and shapes of arrays, values of
-specialized scalars, identities of modules and functions, absence of shadowing globals.
+specialized scalars, identities of modules and functions, the attributes read on them, absence
+of shadowing globals. Each fact writes its own condition and explanation (one class per kind in
+``capture/guard_facts.py``); this module names the constants they use and assembles the function.
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
 import math
+import re
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
-from ..capture.guard_facts import GuardFact, GuardSet
+from ..capture.guard_facts import GuardFact, GuardSet, describe
 from ..source import load_generated_module, write_generated_file
 from .sympy_print import to_python
 
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
 
 
+_HELPERS = {"___ndarray": np.ndarray, "___copysign": math.copysign, "___inf": math.inf}
+
+
+_RESERVED = {"___ns", "___make_guard", "___make_run"}  # names of the generated code itself
+
+
 class _Constants:
-    """Objects the generated code refers to by name (``___k0``...)."""
+    """Objects the generated code refers to by name: a name that says what the object is
+    (``___float64`` for a dtype, ``___numpy`` for a module, ``___g`` for a function), and in the
+    guard source each name is bound on a line whose comment shows the value."""
 
     def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = dict(namespace)
         self.namespace["___ndarray"] = np.ndarray
         self._by_id: dict[int, str] = {}
+        self.shown: dict[str, str] = {}  # constant name -> how its value reads
 
-    def name(self, value: Any) -> str:
+    def name(self, value: Any, source: Any = None) -> str:
         existing = self._by_id.get(id(value))
         if existing is not None:
             return existing
-        var = f"___k{len(self._by_id)}"
+        hint = _hint(value) or (_source_hint(source.name) if source is not None else "")
+        base = f"___{hint}" if hint else f"___k{len(self._by_id)}"
+        var, n = base, 1
+        while var in self.namespace or var in _HELPERS or var in _RESERVED:
+            var, n = f"{base}_{n}", n + 1
         self._by_id[id(value)] = var
         self.namespace[var] = value
+        self.shown[var] = describe(value)
         return var
+
+    def helper(self, name: str) -> str:
+        self.namespace[name] = _HELPERS[name]
+        self.shown[name] = {"___copysign": "math.copysign", "___inf": "math.inf"}.get(name, "")
+        return name
+
+    def relation(self, expr: Any, names: dict) -> str:
+        return to_python(expr, names)
+
+    def add_source(self, source: Any) -> None:
+        """Constants a source's expression names (dict keys with no literal)."""
+        for var, value in getattr(source, "constants", ()):
+            self.namespace[var] = value
+            self.shown.setdefault(var, describe(value))
+
+
+def _hint(value: Any) -> str:
+    """A readable identifier for a constant, or "" (then ``___k<n>``)."""
+    if isinstance(value, np.dtype):
+        text = value.name if value.names is None else ""
+    elif isinstance(value, enum.Enum):
+        text = f"{type(value).__name__}_{value.name}"
+    elif isinstance(value, types.ModuleType):
+        text = value.__name__.split(".")[-1]
+    elif isinstance(value, types.CodeType):
+        text = f"{value.co_name.strip('_')}_code"
+    elif isinstance(value, type):
+        text = ("np_" if value.__module__ == "numpy" else "") + value.__qualname__
+    elif callable(value) and isinstance(getattr(value, "__name__", None), str):
+        text = value.__name__.strip("_")
+    else:
+        return ""
+    text = re.sub(r"\W+", "_", text).strip("_")
+    return text if text and not text[0].isdigit() else ""
+
+
+def _source_hint(name: str) -> str:
+    """``G['g'].__defaults__`` -> ``g_defaults``: a name for a constant read at that source."""
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    if words and words[0] in ("L", "G", "C"):
+        words = words[1:]
+    text = "_".join(w.strip("_") for w in words[-2:] if w.strip("_"))
+    return text if len(text) <= 40 else ""
 
 
 def _literal(value: Any) -> str | None:
@@ -50,92 +112,14 @@ def _literal(value: Any) -> str | None:
 
 
 def fact_code(fact: GuardFact, consts: _Constants) -> str:
-    """The Python condition for one fact."""
-    e = fact.source.expr
-    kind = fact.kind
-    if kind == "array":
-        dtype, shape, exact = fact.value
-        kind_check = "___ndarray" if exact is np.ndarray else consts.name(exact)
-        head = f"type({e}) is {kind_check} and {e}.dtype == {consts.name(dtype)}"
-        if all(d is not None for d in shape):
-            return f"{head} and {e}.shape == {shape!r}"
-        dims = " and ".join(f"{e}.shape[{i}] == {d}" for i, d in enumerate(shape) if d is not None)
-        return f"{head} and {e}.ndim == {len(shape)}" + (f" and {dims}" if dims else "")
-    if kind == "size":
-        low, high = fact.value
-        code = f"{e} >= {low}"
-        return code if high is None else f"{code} and {e} <= {high}"
-    if kind == "relation":
-        return to_python(fact.value, fact.extra)
-    if kind == "type":
-        return f"type({e}) is {consts.name(fact.value)}"
-    if kind == "id":
-        return f"{e} is {consts.name(fact.value)}"
-    if kind == "len":
-        return f"len({e}) == {fact.value}"
-    if kind == "keys":
-        return f"tuple({e}) == {_literal(fact.value) or consts.name(fact.value)}"
-    if kind == "absent":
-        return f"{fact.value!r} not in {e}"
-    if kind == "equals":
-        value = fact.value
-        if value is None or value is Ellipsis or isinstance(value, bool):
-            return f"{e} is {repr(value) if value is not Ellipsis else consts.name(value)}"
-        type_check = f"type({e}) is {type(value).__name__ if type(value) in (int, float, str, complex, bytes) else consts.name(type(value))}"
-        if type(value) is float and math.isnan(value):
-            return f"{type_check} and {e} != {e}"
-        literal = _literal(value)
-        return f"{type_check} and {e} == {literal if literal is not None else consts.name(value)}"
-    raise AssertionError(f"unknown guard kind {kind!r}")
-
-
-def short_name(source_name: str) -> str:
-    """``L['x']`` -> ``x`` (how users name their arguments); other sources stay as they are."""
-    if source_name.startswith("L['") and source_name.endswith("']") and source_name.count("[") == 1:
-        return source_name[3:-2]
-    return source_name
+    """The Python condition for one fact (each kind writes its own: capture/guard_facts.py)."""
+    consts.add_source(fact.source)
+    return fact.code(consts)
 
 
 def explain_fact(fact: GuardFact, actual: Any) -> str:
     """Why ``actual`` (the value now at the fact's source) fails the fact, in words."""
-    name = fact.source.name
-    if fact.kind == "size":
-        low, high = fact.value
-        if actual < low:
-            hint = (" (sizes 0 and 1 are specialized; use mark_unbacked to keep them dynamic)"
-                    if low == 2 and actual in (0, 1) else "")
-            return f"{name} >= {low} failed: actual {actual}{hint}"
-        return f"{name} <= {high} failed: actual {actual}"
-    if fact.kind == "relation":
-        return f"{fact.source.name} no longer holds"
-    if fact.kind == "array":
-        name = short_name(name)
-        dtype, shape, exact = fact.value
-        if type(actual) is not exact:
-            return (f"{name} is not of type {exact.__name__}: expected "
-                    f"{exact.__module__}.{exact.__name__}, actual {type(actual).__name__}")
-        if actual.dtype != dtype:
-            return f"array {name!r} dtype mismatch. expected {dtype}, actual {actual.dtype}"
-        if actual.ndim != len(shape):
-            return f"array {name!r} rank mismatch. expected {len(shape)}, actual {actual.ndim}"
-        for index, (want, got) in enumerate(zip(shape, actual.shape)):
-            if want is not None and want != got:
-                note = (f" (size {want} was specialized: sizes 0 and 1 always are; use "
-                        "mark_unbacked to keep such a size dynamic)"
-                        if index in (fact.extra or ()) else "")
-                return f"array {name!r} size mismatch at index {index}. expected {want}, actual {got}{note}"
-        return f"array {name!r} changed"
-    if fact.kind == "type":
-        return f"type({name}) changed: expected {fact.value.__name__}, actual {type(actual).__name__}"
-    if fact.kind == "id":
-        return f"{name} is not the object it was at compile time ({fact.value!r})"
-    if fact.kind == "len":
-        return f"len({name}) == {fact.value} failed: actual {len(actual)}"
-    if fact.kind == "keys":
-        return f"{name} keys changed: expected {list(fact.value)}, actual {list(actual)}"
-    if fact.kind == "absent":
-        return f"{name[:-1]}{fact.value!r}] is now defined as a global (it was a builtin)"
-    return f"{name} == {fact.value!r} failed: actual {actual!r}"
+    return fact.explain(actual)
 
 
 def parameter_list(sig: inspect.Signature) -> str:
@@ -227,10 +211,12 @@ def build_guard(guards: GuardSet, sig: inspect.Signature, original: Callable,
     conditions = [fact_code(f, consts) for f in facts]
     params = parameter_list(sig)
     body = "\n        and ".join(f"({c})" for c in conditions) if conditions else "True"
-    unpack = "".join(f"    {name} = ___ns[{name!r}]\n" for name in consts.namespace)
+    unpack = "".join(f"    {name} = ___ns[{name!r}]"
+                     + (f"  # {consts.shown[name]}" if consts.shown.get(name) else "") + "\n"
+                     for name in consts.namespace)
     explainers = "".join(
         f"    def explain_{i}({params}):\n        return ({c}), "
-        f"{f.source.expr if f.kind != 'relation' else 'None'}\n"
+        f"{f.source.expr if f.reads_source else 'None'}\n"
         for i, (f, c) in enumerate(zip(facts, conditions)))
     source = (
         f"# {title}\n# Guards generated by astcompiler: the cache entry runs only when all hold.\n\n"

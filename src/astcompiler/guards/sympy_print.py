@@ -28,6 +28,8 @@ def to_python(expr: sympy.Basic, names: dict) -> str:
     if isinstance(expr, sympy.ceiling):
         numer, denom = expr.args[0].as_numer_denom()
         return f"(-((-{p(numer)}) // {p(denom)}))"
+    if isinstance(expr, sympy.Abs):
+        return f"abs({p(expr.args[0])})"
     if isinstance(expr, sympy.Mod):
         return f"({p(expr.args[0])} % {p(expr.args[1])})"
     if isinstance(expr, (sympy.Max, sympy.Min)):

@@ -7,10 +7,13 @@ Built-in backends return a ``CompiledGraph`` that also carries its generated sou
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..graph import Graph
+from ..logs import get_logger
+from ..source.loading import user_stacklevel
 
 Backend = Callable[[Graph, list], Callable[..., tuple]]
 
@@ -56,3 +59,129 @@ def lookup_backend(backend: str | Backend) -> Backend:
         raise ValueError(f"unknown backend {backend!r}; choose one of {list_backends()} "
                          f"or pass a callable backend(graph, example_inputs)")
     return _BACKENDS[backend]()
+
+
+@dataclass(eq=False)
+class RunFallback:
+    """Switches a lowered graph to its eager twin when the backend's own compiler fails while the
+    graph runs (numba types and compiles each kernel at its first call, not at lowering time).
+
+    ``recover(error)`` decides, inside the generated code's ``except``: a compiler error
+    (``is_backend_error``) switches this graph to ``eager`` for good (one warning, one log
+    record) when re-running from the start is exact: nothing was written to an input yet (the
+    error came from a line before ``effects_from``), or the inputs that the graph writes to were
+    saved on this call (``mutated``: their positions; saved on the first call, in
+    ``slow_call``). Anything else is the program's own error and propagates as in eager.
+    Generated code tests ``slow`` first and routes the call through ``slow_call`` when set.
+    """
+
+    eager: Callable[..., tuple]
+    is_backend_error: Callable[[BaseException], bool]
+    title: str = "graph"
+    mutated: tuple[int, ...] = ()
+    effects_from: tuple[str, int] | None = None  # (file, first line that writes to an input)
+    slow: bool = False
+    failure: BaseException | None = None
+    _calls: threading.local = field(default_factory=threading.local)  # .saved: this call's copies
+
+    def __post_init__(self) -> None:
+        self.slow = bool(self.mutated)  # the first call saves what the graph overwrites
+
+    def slow_call(self, fast: Callable[..., tuple], args: tuple) -> tuple:
+        if self.failure is not None:
+            return self.eager(*args)
+        self.slow = False
+        self._calls.saved = [(a, a.copy()) for a in (args[i] for i in self.mutated)
+                             if hasattr(a, "copy") and hasattr(a, "shape")]
+        done = False
+        try:
+            result = fast(*args)
+            done = True
+            return result
+        finally:
+            self._calls.saved = None
+            if not done and self.failure is None:
+                self.slow = True  # a user error on the first call: save again on the next one
+
+    def recover(self, error: BaseException) -> bool:
+        """True when ``error`` is the backend's and the call can re-run eagerly (inputs restored)."""
+        if not self.is_backend_error(error):
+            return False
+        saved = getattr(self._calls, "saved", None)
+        if saved is not None:
+            import numpy as np
+            for array, copy in saved:
+                np.copyto(array, copy)
+        elif not self._before_effects(error):  # re-running would repeat a write to an input
+            get_logger("graph_breaks").info(
+                "astcompiler: the backend could not compile %s for new argument types after it "
+                "had written to an input; the error is raised (%s: %s)", self.title,
+                type(error).__name__, _summary(error))
+            return False
+        first = self.failure is None
+        self.failure, self.slow = error, True
+        if first:
+            self._report(error)
+        return True
+
+    def use_twin(self, error: BaseException, namespace: dict, name: str, twin: str) -> bool:
+        """``namespace[name]`` (a kernel) failed to compile: calls of it go to ``namespace[twin]``,
+        which computes the same (numba's ``prange`` twin -> the serial kernel). One log record."""
+        if not self.is_backend_error(error):
+            return False
+        if namespace.get(name) is not namespace.get(twin):
+            namespace[name] = namespace[twin]
+            get_logger("graph_breaks").info(
+                "astcompiler: numba could not compile %s (%s: %s); %s runs instead", name,
+                type(error).__name__, _summary(error), twin)
+        return True
+
+    def _before_effects(self, error: BaseException) -> bool:
+        if self.effects_from is None:
+            return True
+        filename, line = self.effects_from
+        tb = error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                return tb.tb_lineno < line
+            tb = tb.tb_next
+        return False
+
+    def _report(self, error: BaseException) -> None:
+        import warnings
+        message = (f"astcompiler: the backend could not compile {self.title} when it first ran "
+                   f"({type(error).__name__}: {_summary(error)}); this graph runs op by op with "
+                   f"NumPy from now on")
+        get_logger("graph_breaks").info("%s\n%s", message, error)
+        warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
+
+    def wrap(self, fast: Callable[..., tuple]) -> Callable[..., tuple]:
+        """``fast`` behind the fallback (for lowerings whose code does not test ``slow`` itself)."""
+        def run(*inputs: Any) -> tuple:
+            if not self.slow:
+                try:
+                    return fast(*inputs)
+                except Exception as error:  # noqa: BLE001 - recover() re-raises what is not ours
+                    if not self.recover(error):
+                        raise
+            elif self.failure is None:
+                return self.slow_call(run, inputs)
+            return self.eager(*inputs)
+        return run
+
+
+def _summary(error: BaseException) -> str:
+    """The first line of a compiler error and, when it names one, the generated line it failed on."""
+    import re
+    lines = [line.rstrip() for line in str(error).strip().splitlines()]
+    first = lines[0] if lines else ""
+    for i, line in enumerate(lines):
+        found = re.match(r'\s*File "(.+)", line (\d+):', line)
+        if found is None:
+            continue
+        code = [c.strip() for c in lines[i + 1:i + 5]
+                if c.strip() and c.strip() not in ("^", "<source elided>")
+                and not c.strip().startswith("def ")]
+        where = f"{found.group(1).rsplit('/', 1)[-1]}:{found.group(2)}"
+        return f"{first} at {where}" + (f": {code[0]}" if code else "")
+    return first

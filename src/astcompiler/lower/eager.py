@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import operator
-
 import numpy as np
 
 from ..graph import Graph, Node, map_nodes
 from ..ops import REGISTRY
+from ..ops.python_scalars import PYTHON_OPS, is_python_number
 from .base import CompiledGraph
 
 
@@ -25,21 +24,13 @@ def _python(node: Node, value: Any) -> Any:
     return meta.pytype(value) if meta is not None and meta.pytype is not None else value
 
 
-# Python-int arithmetic keeps Python's arbitrary precision (NumPy's ufuncs would wrap at 64 bits)
-PYTHON_INT_OPS = {
-    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-    "floor_divide": operator.floordiv, "remainder": operator.mod, "power": operator.pow,
-    "left_shift": operator.lshift, "right_shift": operator.rshift, "negative": operator.neg,
-    "absolute": abs, "bitwise_and": operator.and_, "bitwise_or": operator.or_,
-    "bitwise_xor": operator.xor, "invert": operator.invert,
-}
-
-
 def _evaluate(node: Node, args: Any, kwargs: dict) -> Any:
+    """One op. A node typed as a Python number whose operands are Python numbers computes what
+    Python computes (arbitrary-precision ints, ZeroDivisionError, ``int / int`` a float)."""
     meta = node.meta
-    if meta is not None and meta.pytype is int and not kwargs and node.target in PYTHON_INT_OPS \
-            and all(type(a) is int for a in args):
-        return PYTHON_INT_OPS[node.target](*args)
+    if meta is not None and meta.pytype is not None and not kwargs \
+            and node.target in PYTHON_OPS and all(is_python_number(a) for a in args):
+        return PYTHON_OPS[node.target](*args)
     return _python(node, REGISTRY[node.target].impl(*args, **kwargs))
 
 

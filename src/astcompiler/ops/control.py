@@ -27,5 +27,5 @@ def _call_function(fn: Any, *args: Any, **kwargs: Any) -> Any:
     return fn(*args, **kwargs)
 
 
-register("call_function", _call_function, kind="extern",
+register("call_function", _call_function, kind="extern", side_effects=True,
          doc="allow_in_graph: the user's function called as is, one node in the graph")

@@ -107,7 +107,11 @@ def slice_length(ctx: RuleContext, dim: Any, s: slice) -> Any:
             return sympy.Max(dim + bound, 0 if step > 0 else -1)
         if bound.is_number:
             return sympy.Min(bound, dim) if step > 0 else sympy.Min(bound, dim - 1)
-        return sympy.Min(bound, dim)  # a run-time bound (a loop index): non-negative
+        if ctx.is_unbacked(bound):
+            return sympy.Min(bound, dim)
+        if ctx.evaluate(sympy.Lt(bound, 0)):  # an int argument may be negative: a guard
+            return sympy.Max(dim + bound, 0 if step > 0 else -1)
+        return sympy.Min(bound, dim) if step > 0 else sympy.Min(bound, dim - 1)
 
     if step > 0:
         length = sympy.ceiling((clamp(stop, dim) - clamp(start, sympy.Integer(0))) / step)

@@ -19,8 +19,9 @@ import libcst as cst
 from ..source import FunctionSource, function_source, load_generated_module, write_generated_file
 from ..source.origins import TAG, build_line_map, register_source_map
 from .boolean import RewriteBoolean
-from .calls import RewriteCalls
+from .calls import ExplicitSuper, RewriteCalls
 from .comprehensions import RewriteComprehensions
+from .frame import RunEagerlyIfFrameIsUsed
 from .identity import RewriteIdentity
 from .names import free_names
 from .structured import RewriteStructuredControlFlow
@@ -30,7 +31,7 @@ from .unsupported import MarkUnsupported
 
 # Construct rewrites, applied in this order after origin tagging.
 RULES: tuple[type[cst.CSTTransformer], ...] = (
-    MarkUnsupported, RewriteStructuredControlFlow, RewriteCalls, RewriteBoolean, RewriteIdentity,
+    RunEagerlyIfFrameIsUsed, ExplicitSuper, MarkUnsupported, RewriteStructuredControlFlow, RewriteCalls, RewriteBoolean, RewriteIdentity,
     RewriteComprehensions)
 
 TAG_COLUMN = 80

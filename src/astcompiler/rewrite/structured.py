@@ -75,6 +75,9 @@ class _Bound(cst.CSTVisitor):
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._targets(node.target)
 
+    def visit_Del(self, node: cst.Del) -> None:  # `del y` makes `y` a variable of the scope
+        self._targets(node.target)
+
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._targets(node.asname.name)
@@ -105,16 +108,39 @@ class _Bound(cst.CSTVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
+    # A comprehension is a scope of its own, but an assignment expression in it binds in the
+    # enclosing function (``[y := f(v) for v in xs]`` sets ``y``): only those are collected.
     def visit_ListComp(self, node: cst.ListComp) -> bool:
-        return False
+        return self._walrus_targets(node)
 
     def visit_SetComp(self, node: cst.SetComp) -> bool:
-        return False
+        return self._walrus_targets(node)
 
     def visit_DictComp(self, node: cst.DictComp) -> bool:
-        return False
+        return self._walrus_targets(node)
 
     def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return self._walrus_targets(node)
+
+    def _walrus_targets(self, node: cst.CSTNode) -> bool:
+        finder = _WalrusTargets()
+        node.visit(finder)
+        for name in finder.names:
+            self._add(name)
+        return False
+
+
+class _WalrusTargets(cst.CSTVisitor):
+    """Targets of ``:=`` inside a comprehension (not inside lambdas, which bind their own)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value not in self.names:
+            self.names.append(node.target.value)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
 
@@ -185,6 +211,8 @@ def _tag_of(node: cst.CSTNode) -> cst.TrailingWhitespace | None:
     body = getattr(node, "body", None)
     if isinstance(body, cst.IndentedBlock) and body.header.comment is not None:
         return body.header
+    if isinstance(body, cst.SimpleStatementSuite) and body.trailing_whitespace.comment is not None:
+        return body.trailing_whitespace  # `if c: x = 1` on one line
     trailing = getattr(node, "trailing_whitespace", None)
     if isinstance(trailing, cst.TrailingWhitespace) and trailing.comment is not None:
         return trailing
@@ -198,6 +226,14 @@ def _line_of(node: cst.CSTNode) -> str:
         if match:
             return match["line"]
     return "0"
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a block; a one-line body (``if c: x = 1``) becomes one statement line."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        small = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in block.body]
+        return [cst.SimpleStatementLine(body=small, trailing_whitespace=block.trailing_whitespace)]
+    return list(block.body)
 
 
 def _line(small: Sequence[cst.BaseSmallStatement], tag: cst.TrailingWhitespace | None
@@ -376,7 +412,7 @@ class StructuredControlFlow:
         if isinstance(node.orelse, cst.If):  # elif: an `if` in the else branch
             orelse = [node.orelse]
         elif isinstance(node.orelse, cst.Else):
-            orelse = list(node.orelse.body.body)
+            orelse = _statements(node.orelse.body)
         names = bound_names([node.body, *orelse])
         flags = self._flags_set_by(node, fn, loop)
         if RETURNED in flags:
@@ -384,7 +420,7 @@ class StructuredControlFlow:
         names += [f for f in flags if f not in names]
         fn.declare(names)
         true_fn = _def(f"if_true_{line}", [], _nonlocal(names, tag) + self._block(
-            list(node.body.body), fn, loop), tag)
+            _statements(node.body), fn, loop), tag)
         out: list[cst.BaseStatement] = [true_fn]
         false_ref: cst.BaseExpression = cst.Name("None")
         if orelse:
@@ -399,7 +435,7 @@ class StructuredControlFlow:
         return out
 
     def _loop_flags(self, node: cst.For | cst.While, fn: _Function, line: str) -> tuple[_Loop, list[str]]:
-        found = jumps(list(node.body.body))
+        found = jumps(_statements(node.body))
         loop = _Loop(brk=f"__ac_brk_{line}" if found.breaks else None,
                      cont=f"__ac_cont_{line}" if found.continues else None)
         stop_flags = [f for f in (loop.brk, RETURNED if found.returns and fn.uses_return_flag else None) if f]
@@ -412,7 +448,7 @@ class StructuredControlFlow:
                    ) -> list[cst.BaseStatement]:
         if node.orelse is None:
             return []
-        body = list(node.orelse.body.body)
+        body = _statements(node.orelse.body)
         if loop.brk:  # `else` runs when the loop did not break
             guarded = cst.If(test=cst.UnaryOperation(cst.Not(), cst.Name(loop.brk)),
                              body=_block(body, _tag_of(node.orelse)))
@@ -433,7 +469,7 @@ class StructuredControlFlow:
         body.append(_line([cst.Assign([cst.AssignTarget(node.target)], cst.Name(item))], tag))
         if loop.cont:
             body.append(_assign(loop.cont, cst.Name("False"), tag))
-        body += self._block(list(node.body.body), fn, loop)
+        body += self._block(_statements(node.body), fn, loop)
         out: list[cst.BaseStatement] = []
         if loop.brk:
             out.append(_assign(loop.brk, cst.Name("False"), tag))
@@ -449,7 +485,9 @@ class StructuredControlFlow:
         tag = _tag_of(node)
         line = fn.unique(_line_of(node))
         loop, stop_flags = self._loop_flags(node, fn, line)
+        tested = bound_names([cst.Expr(node.test)])  # `while (v := f()) < n`: v is state too
         names = bound_names([node.body])
+        names += [n for n in tested if n not in names]
         names += [f for f in (loop.brk, loop.cont) if f and f not in names]
         if RETURNED in stop_flags:
             names += [n for n in (RETVAL, RETURNED) if n not in names]
@@ -457,11 +495,12 @@ class StructuredControlFlow:
         body: list[cst.BaseStatement] = _nonlocal(names, tag)
         if loop.cont:
             body.append(_assign(loop.cont, cst.Name("False"), tag))
-        body += self._block(list(node.body.body), fn, loop)
+        body += self._block(_statements(node.body), fn, loop)
         out: list[cst.BaseStatement] = []
         if loop.brk:
             out.append(_assign(loop.brk, cst.Name("False"), tag))
-        out.append(_def(f"while_test_{line}", [], [_line([cst.Return(node.test)], tag)], tag))
+        out.append(_def(f"while_test_{line}", [], [*_nonlocal(tested, tag),
+                                                   _line([cst.Return(node.test)], tag)], tag))
         out.append(_def(f"while_body_{line}", [], body, tag))
         state_defs, getter, setter = _state_functions(f"while_{line}", names, tag)
         out += state_defs

@@ -35,6 +35,9 @@ class TagOrigins(cst.CSTTransformer):
     def _tag_block(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
         line = self._line(original)
         body = getattr(updated, "body", None)
+        if line is not None and isinstance(body, cst.SimpleStatementSuite):  # `if c: x = 1`
+            return updated.with_changes(body=body.with_changes(
+                trailing_whitespace=origin_comment(self.display, line)))
         if line is None or not isinstance(body, cst.IndentedBlock):
             return updated
         return updated.with_changes(body=body.with_changes(header=origin_comment(self.display, line)))

@@ -321,9 +321,25 @@ def validate_function(fn: Any) -> types.FunctionType:
     if inspect.iscoroutinefunction(fn):
         raise TypeError(f"astcompiler.compile cannot compile async function {fn.__qualname__!r}")
     if isinstance(fn, types.MethodType):
-        raise TypeError("compile the function (or the class's method) itself, not a bound method: "
-                        "decorate the method in the class body")
+        raise TypeError(f"astcompiler.compile cannot compile {fn!r}: the bound method of a C "
+                        "function or callable object has no source to rewrite")
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"astcompiler.compile expects a Python function, got {type(fn).__name__}: "
                         "C functions and callable objects have no source to rewrite")
     return fn
+
+
+def compile_callable(target: Any, make: Callable[[types.FunctionType], CompiledFunction]) -> Any:
+    """``make`` (a ``CompiledFunction`` factory) applied to what ``target`` runs.
+
+    A bound method (``obj.method``, ``model.forward``) compiles its function and binds the
+    result to the same ``__self__``: the call passes ``self`` as the first argument, so the
+    guards check ``self`` (its identity, or its type for an ``ac.nn.Module``) and every attribute
+    the code read. ``staticmethod``/``classmethod`` objects (decorated in a class body) stay
+    descriptors around the compiled function."""
+    if isinstance(target, (staticmethod, classmethod)):
+        return type(target)(compile_callable(target.__func__, make))
+    if isinstance(target, types.MethodType) and isinstance(
+            target.__func__, (types.FunctionType, CompiledFunction)):
+        return types.MethodType(make(validate_function(target.__func__)), target.__self__)
+    return make(validate_function(target))

@@ -11,8 +11,10 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..capture.capture import Capture, capture_function
+from ..capture.capture import Capture, capture_function, has_side_effects
 from ..capture.guard_facts import GuardSet
+from ..capture.nonstrict import CaptureCall
+from ..capture.objects import new_object
 from ..capture.runtime import signature_of
 from ..config import config
 from ..exc import AstCompilerError, ForbiddenInCompiledCode, GraphBreak, Unsupported
@@ -109,6 +111,17 @@ def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
     kind = spec[0]
     if kind == "out":
         return f"___out[{spec[1]}]"
+    if kind in ("ref", "var"):  # an outside object fetched at the start / a container built once
+        return spec[1]
+    if kind == "bind":
+        return f"({spec[1]} := {_output_expr(spec[2], consts)})"
+    if kind == "object":  # an instance the compiled code created: rebuilt from its state
+        consts.setdefault("___new_object", new_object)
+        cls = f"___r{len(consts)}"
+        consts[cls] = spec[1]
+        state, slots = ("{" + ", ".join(f"{k!r}: {_output_expr(v, consts)}" for k, v in part.items())
+                        + "}" for part in spec[2:4])
+        return f"___new_object({cls}, {state}, {slots})"
     if kind == "const":
         literal = _literal(spec[1])
         if literal is not None:
@@ -123,6 +136,8 @@ def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if kind == "list":
         return "[" + ", ".join(_output_expr(s, consts) for s in spec[1]) + "]"
+    if kind == "set":
+        return "{" + ", ".join(_output_expr(s, consts) for s in spec[1]) + "}" if spec[1] else "set()"
     if kind == "namedtuple":
         name = f"___r{len(consts)}"
         consts[name] = spec[1]
@@ -140,12 +155,14 @@ def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
     raise AssertionError(f"bad output spec {spec!r}")
 
 
-def _replay_lines(effects: list, consts: dict[str, Any]) -> list[str]:
-    """Python statements that repeat the recorded mutations of outside objects, in order."""
+def _replay_lines(effects: list, consts: dict[str, Any], refs: dict[str, str]) -> list[str]:
+    """Python statements that repeat the recorded mutations of outside objects, in order, on
+    the objects as the call found them (``refs``: source expression -> variable)."""
     lines = []
     for effect, name_spec, arg_specs in effects:
-        target = effect.source.expr
-        args = [_output_expr(a, consts) for a in arg_specs]
+        target = refs.get(effect.source.expr, effect.source.expr)
+        args = [f"{a[1]}={_output_expr(a[2], consts)}" if a[0] == "keyword"
+                else _output_expr(a, consts) for a in arg_specs]
         if effect.kind == "call":
             lines.append(f"{target}.{effect.name}({', '.join(args)})")
         elif effect.kind == "setitem":
@@ -157,20 +174,109 @@ def _replay_lines(effects: list, consts: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _note_once(title: str) -> Callable[[BaseException], None]:
+    """Log (once per entry) that the graph raised and the call ran the original function."""
+    seen: list[bool] = []
+
+    def note(error: BaseException) -> None:
+        if not seen:
+            seen.append(True)
+            get_logger("graph_breaks").info(
+                "%s: the graph raised %s: %s; this call runs the original function (its side "
+                "effects and its exception, in Python's order)", title, type(error).__name__, error)
+
+    return note
+
+
+def _forward_call(sig: Any) -> str:
+    """The arguments that pass ``run``'s parameters on to the original function unchanged."""
+    parts = []
+    for param in sig.parameters.values():
+        if param.kind is param.VAR_POSITIONAL:
+            parts.append(f"*{param.name}")
+        elif param.kind is param.VAR_KEYWORD:
+            parts.append(f"**{param.name}")
+        elif param.kind is param.KEYWORD_ONLY:
+            parts.append(f"{param.name}={param.name}")
+        else:
+            parts.append(param.name)
+    return ", ".join(parts)
+
+
+def _capture_calls(graph: Graph) -> list[CaptureCall]:
+    """The user functions the graph calls whose capture-time run stands for the first call's."""
+    found = []
+    for node in graph.nodes:
+        if node.op == "call" and node.target == "call_function" \
+                and isinstance(node.args[0], CaptureCall):
+            found.append(node.args[0])
+        if node.op == "region":
+            if isinstance(node.extra.get("fn"), CaptureCall):
+                found.append(node.extra["fn"])
+            for sub in node.extra.get("subgraphs", {}).values():
+                found += _capture_calls(sub)
+    return found
+
+
+def _disarming_first_run(run: Callable, calls: list[CaptureCall]) -> Callable:
+    """``run`` for the call that was captured (the first one): afterwards no capture-time result
+    is left to stand in for a later call."""
+    if not calls:
+        return run
+
+    def first_run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return run(*args, **kwargs)
+        finally:
+            for call in calls:
+                call.disarm()
+
+    first_run.__wrapped__ = run  # type: ignore[attr-defined]
+    return first_run
+
+
+def _repeatable(graph: Graph) -> bool:
+    """No node of the graph (or of its regions) changes anything outside it or runs user
+    Python: if it raises halfway, running the original function instead repeats nothing."""
+    for node in graph.nodes:
+        if node.op == "call" and (has_side_effects(node) or node.target == "call_function"):
+            return False
+        if node.op == "region" and (node.target == "nonstrict_call" or not all(
+                _repeatable(g) for g in node.extra.get("subgraphs", {}).values())):
+            return False
+    return True
+
+
 def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, original: Callable,
               title: str, cache_dir: str) -> tuple[Callable, Callable, str, str]:
     """Generate the entry's run function (fetch inputs from their sources, call the compiled
     graph, replay side effects, rebuild the return value) and its guarded twin, which checks the
-    guard first: the dispatch fast path is one Python call."""
+    guard first: the dispatch fast path is one Python call.
+
+    Outside objects the replay mutates or the return value contains are fetched first, so both
+    see the objects the call started with. If the graph raises (an index out of range at run
+    time) and repeating it is harmless, the original function runs instead: the effects before
+    the error happen, in order, and Python raises its own exception."""
     params = guard.params
-    consts: dict[str, Any] = {"___compiled": getattr(compiled, "fn", compiled), "___MISS": MISS}
+    consts: dict[str, Any] = {"___compiled": getattr(compiled, "fn", compiled), "___MISS": MISS,
+                              "___original": original, "___note": _note_once(title)}
     consts.update(guard.namespace)
     consts.update({k: v for k, v in capture.namespace.items()})
     inputs = ", ".join(source.expr for _, source, _ in capture.inputs)
+    refs = capture.refs
+    replay_lines = _replay_lines(capture.side_effects, consts, refs)
     result = _output_expr(capture.output_spec, consts)
-    replay = "".join(f"        {line}\n" for line in _replay_lines(capture.side_effects, consts))
+    fetch = "".join(f"        {var} = {expr}\n" for expr, var in refs.items())
+    replay = "".join(f"        {line}\n" for line in replay_lines)
     unpack = "".join(f"    {name} = ___ns[{name!r}]\n" for name in consts)
-    call = f"        ___out = ___compiled({inputs})\n{replay}"
+    if _repeatable(capture.graph):
+        call = (f"        try:\n            ___out = ___compiled({inputs})\n"
+                f"        except Exception as ___error:  # the original: its effects, its error\n"
+                f"            ___note(___error)\n"
+                f"            return ___original({_forward_call(signature_of(original))})\n")
+    else:
+        call = f"        ___out = ___compiled({inputs})\n"
+    call = f"{fetch}{call}{replay}"
     source = (f"# {title}\n# Run code generated by astcompiler: inputs from their sources, the "
               f"compiled graph, the return value.\n\n"
               f"def ___make_run(___ns):\n{unpack}"
@@ -183,9 +289,20 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
               f"    return run, guarded\n")
     path = write_generated_file(f"{cache_dir}/run", "run", source)
     run, guarded = load_generated_module(path).___make_run(consts)
-    copy_defaults(run, original)
-    copy_defaults(guarded, original)
+    for made in (run, guarded):
+        copy_defaults(made, original)
+        _name_like(made, original)
     return run, guarded, source.split("    def guarded(")[0] + "    return run\n", path
+
+
+def _name_like(made: Callable, original: Callable) -> None:
+    """A call with missing or unexpected arguments fails in ``made`` first: Python's message
+    must name the user's function, as the plain call's does."""
+    name = getattr(original, "__name__", None)
+    qualname = getattr(original, "__qualname__", name)
+    if isinstance(name, str) and isinstance(qualname, str):
+        made.__code__ = made.__code__.replace(co_name=name, co_qualname=qualname)
+        made.__name__, made.__qualname__ = name, qualname
 
 
 def eager_entry(fn: Callable, guards: GuardSet, namespace: dict, reason: Unsupported | None,
@@ -252,6 +369,7 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
     output_code = compiled.output_code if isinstance(compiled, CompiledGraph) else \
         f"# user backend {getattr(backend, '__name__', backend)!r}: no generated source\n"
     run, guarded, run_code, run_path = build_run(capture, compiled, guard, fn, title, cache_dir)
+    run = _disarming_first_run(run, _capture_calls(capture.graph))
     entry = CacheEntry(
         guard=guard, run=run, guarded=guarded,
         rewritten_code="\n".join(r.source for r in capture.rewritten),
@@ -293,23 +411,21 @@ def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, ba
     if index is None:
         return None
     from ..rewrite.function import _CACHE
-    from .splitting import names_in
+    from .splitting import redirect_to
     origin = _CACHE[fn.__code__].origin
     dynamic = getattr(policy, "dynamic", None)
     callee = (getattr(error, "inlined", None) or [None])[-1]  # the user function it broke in
-    statement = origin.node.body.body[index]
-    overrides = [name for name in names_in([statement])
-                 if callee is not None and fn.__globals__.get(name) is callee][:1]
-    plan = plan_split(fn, origin, index, cache_dir, overrides)
+    callees = [] if callee is None else [CompiledFunction(callee, backend=backend, dynamic=dynamic)]
+    redirect = redirect_to(callee, callees[0]) if callees else None
+    plan = plan_split(fn, origin, index, cache_dir, redirect)
     pieces = [CompiledFunction(f, backend=backend, dynamic=dynamic)
               for f in (plan.prefix, plan.resume) if f is not None]
     prefix = pieces[0] if plan.prefix is not None else None
     resume = pieces[-1] if plan.resume is not None else None
-    callees = [CompiledFunction(callee, backend=backend, dynamic=dynamic) for _ in overrides]
     pieces += callees
     guard = build_guard(guards, signature_of(fn), fn, getattr(error, "capture_namespace", {}),
                         title=title, cache_dir=cache_dir)
-    run = split_runner(plan, prefix, resume, fn, callees)
+    run = split_runner(plan, prefix, resume, fn)
     code = "\n".join(f"# ----- {name} -----\n{text}" for name, text in plan.sources.items())
     return CacheEntry(guard=guard, run=run, guards=guard.source, break_reason=error,
                       pieces=pieces, split_code=code,
@@ -348,6 +464,8 @@ def lower_graph(backend: Callable, graph: Graph, example_inputs: list) -> Callab
         if backend is eager_backend or not getattr(backend, "__module__", "").startswith("astcompiler"):
             raise
         import warnings
+        get_logger("graph_breaks").info("the backend failed (%s: %s); the graph runs op by op",
+                                        type(error).__name__, error, exc_info=True)
         warnings.warn(f"astcompiler: backend failed ({type(error).__name__}: {error}); "
                       f"running the graph op by op instead.\n{traceback.format_exc(limit=3)}",
                       RuntimeWarning, stacklevel=4)

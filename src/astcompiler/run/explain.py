@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -70,6 +72,9 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
             from ..nn.compile_support import module_call
             call_args = (module, *call_args)
             target = module_call
+        if isinstance(target, types.MethodType):  # a bound method: self is the first argument
+            call_args = (target.__self__, *call_args)
+            target = target.__func__
         original = validate_function(getattr(target, "_ac_original", target))
         probe = CompiledFunction(original, backend="eager")
         with _ALL_LOCK:

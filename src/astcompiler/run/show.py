@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import types
 from typing import Any, TextIO
 
 SECTIONS = ("rewritten_code", "guards", "graph_code", "output_code")
@@ -37,6 +38,8 @@ def show(fn: Any, file: TextIO | None = None) -> None:
     """Print the generated source of every cache entry of a compiled function:
     rewritten code, guards, graph and output (kernel) code."""
     from .compiled import CompiledFunction
+    if isinstance(fn, types.MethodType):  # a compiled bound method: its compiled function
+        fn = fn.__func__
     compiled = getattr(fn, "_compiled_call", None) or getattr(fn, "_ac_compiled", fn)
     if not isinstance(compiled, CompiledFunction):
         raise TypeError(f"astcompiler.show expects a function returned by astcompiler.compile, "

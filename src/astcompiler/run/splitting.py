@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import libcst as cst
 
+from ..capture.runtime import is_unbound
 from ..capture.state import HANDLERS
 from ..rewrite.structured import bound_names
 from ..source import load_generated_module, write_generated_file
@@ -65,6 +66,8 @@ class _FlagReturns(cst.CSTTransformer):
         if self.depth > 0:
             return updated
         value = updated.value if updated.value is not None else cst.Name("None")
+        if isinstance(value, cst.Tuple) and not value.lpar:  # return a, b -> (True, (a, b))
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return updated.with_changes(value=cst.Tuple([cst.Element(cst.Name("True")),
                                                      cst.Element(value)]))
 
@@ -72,6 +75,36 @@ class _FlagReturns(cst.CSTTransformer):
 def _flag_returns(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
     transformer = _FlagReturns()
     return [s.visit(transformer) for s in statements]
+
+
+REDIRECT = "___redirect"
+
+
+class _RedirectCalls(cst.CSTTransformer):
+    """``f(a)`` -> ``___redirect(f)(a)`` in the statement that broke: a call that reaches the
+    user function the capture broke in goes to its compiled version instead."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if isinstance(updated.func, cst.Name) and updated.func.value == "super":
+            return updated
+        return updated.with_changes(func=cst.Call(func=cst.Name(REDIRECT),
+                                                  args=[cst.Arg(updated.func)]))
+
+
+def redirect_to(callee: Callable, compiled: Callable) -> Callable[[Any], Any]:
+    """What ``___redirect`` does: ``callee`` (or a method bound to it) becomes ``compiled``."""
+    def redirect(fn: Any) -> Any:
+        if fn is callee:
+            return compiled
+        if isinstance(fn, types.MethodType) and fn.__func__ is callee:
+            return types.MethodType(compiled, fn.__self__)
+        return fn
+
+    return redirect
+
+
+def _no_redirect(fn: Any) -> Any:
+    return fn
 
 
 def _params(names: Sequence[str]) -> cst.Parameters:
@@ -92,6 +125,42 @@ def read_live(*thunks: Callable[[], Any]) -> tuple:
     return read_state(*thunks)
 
 
+read_live.unbound = is_unbound  # type: ignore[attr-defined]  # ``___live.unbound(y)``
+
+
+class _Deleted(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_Del(self, node: cst.Del) -> None:
+        targets = [e.value for e in node.target.elements] \
+            if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        self.names += [t.value for t in targets if isinstance(t, cst.Name)]
+
+
+def _maybe_unbound(body: Sequence[cst.BaseStatement], upto: int) -> set[str]:
+    """Names that may be unbound after ``body[:upto]``: deleted anywhere, or bound only inside
+    compound statements."""
+    deleted = _Deleted()
+    for statement in body:
+        statement.visit(deleted)
+    simple = bound_names([s for s in body[:upto] if isinstance(s, cst.SimpleStatementLine)])
+    return set(deleted.names) | (set(bound_names(body[:upto])) - set(simple))
+
+
+def _unbind(names: Sequence[str], maybe: set[str]) -> list[cst.BaseStatement]:
+    """``if ___live.unbound(y): del y``: a piece starts with such a variable unbound, so using
+    it raises UnboundLocalError as in Python (the ``Undefined`` marker never reaches the user)."""
+    lines: list[cst.BaseStatement] = []
+    for name in names:
+        if name in maybe:
+            test = cst.Call(func=cst.Attribute(cst.Name(LIVE), cst.Name("unbound")),
+                            args=[cst.Arg(cst.Name(name))])
+            lines.append(cst.If(test=test, body=cst.SimpleStatementSuite(
+                body=[cst.Del(target=cst.Name(name))])))
+    return lines
+
+
 @dataclass
 class SplitPlan:
     """Where and how one function splits."""
@@ -103,7 +172,6 @@ class SplitPlan:
     brk: types.FunctionType
     resume: types.FunctionType | None
     sources: dict[str, str]    # name -> generated source (for show)
-    overrides: list[str]       # names the break statement calls that get a compiled version
 
 
 def statement_index(origin: FunctionSource, line: int) -> int | None:
@@ -128,10 +196,11 @@ def _parameter_names(node: cst.FunctionDef) -> list[str]:
 
 
 def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: FunctionSource,
-                       cache_dir: str, kind: str) -> types.FunctionType:
+                       cache_dir: str, kind: str,
+                       redirect: Callable[[Any], Any] = _no_redirect) -> types.FunctionType:
     """A real Python function for ``node`` (plain Python, the original closure cells), whose
     source the compiler reads from ``node`` (registered as synthetic)."""
-    free = [LIVE, *fn.__code__.co_freevars]
+    free = [LIVE, REDIRECT, *[v for v in fn.__code__.co_freevars if v not in (LIVE, REDIRECT)]]
     inner = cst.Module(body=[node]).code
     maker = (f"def ___make({', '.join(free)}):\n"
              + "".join(f"    {line}\n" if line else "\n" for line in inner.splitlines())
@@ -139,7 +208,7 @@ def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: Fu
     source = (f"# {kind} of {origin.qualname} ({origin.display_name}), generated by astcompiler\n"
               + maker)
     path = write_generated_file(f"{cache_dir}/split", f"{origin.qualname}_{kind}", source)
-    made = load_generated_module(path).___make(read_live, *[None] * (len(free) - 1))
+    made = load_generated_module(path).___make(read_live, redirect, *[None] * (len(free) - 2))
     cells = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
     cells.update(zip(fn.__code__.co_freevars, fn.__closure__ or ()))  # the user's live cells
     closure = tuple(cells[name] for name in made.__code__.co_freevars) or None
@@ -153,9 +222,11 @@ def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: Fu
     return result
 
 
-def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int,
-               cache_dir: str, overrides: Sequence[str] = ()) -> SplitPlan:
-    """Build the prefix, break and resume functions for a break in statement ``index``."""
+def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache_dir: str,
+               redirect: Callable[[Any], Any] | None = None) -> SplitPlan:
+    """Build the prefix, break and resume functions for a break in statement ``index``;
+    ``redirect`` (see ``redirect_to``) sends the statement's calls of the function the capture
+    broke in to its compiled version."""
     definition = origin.node
     body = list(definition.body.body)
     params = _parameter_names(definition)
@@ -174,19 +245,24 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int,
         prefix = _compile_synthetic(fn, node, origin, cache_dir, f"prefix_{index}")
         prefix.__defaults__, prefix.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
         sources["prefix"] = cst.Module(body=[node]).code
-    brk_node = cst.FunctionDef(name=cst.Name(f"{name}__break_{index}"),
-                               params=_params([*live_in, *overrides]),
-                               body=cst.IndentedBlock(body=[*_flag_returns([body[index]]),
-                                                            _live_return(live_out)]))
-    brk = _compile_synthetic(fn, brk_node, origin, cache_dir, f"break_{index}")
+    statement = _flag_returns([body[index]])
+    if redirect is not None:
+        statement = [s.visit(_RedirectCalls()) for s in statement]
+    brk_node = cst.FunctionDef(name=cst.Name(f"{name}__break_{index}"), params=_params(live_in),
+                               body=cst.IndentedBlock(body=[*_unbind(live_in, _maybe_unbound(body, index)),
+                                                            *statement, _live_return(live_out)]))
+    brk = _compile_synthetic(fn, brk_node, origin, cache_dir, f"break_{index}",
+                             redirect or _no_redirect)
     sources["break"] = cst.Module(body=[brk_node]).code
     resume = None
     if index + 1 < len(body):
         node = cst.FunctionDef(name=cst.Name(f"{name}__resume_{index}"), params=_params(live_out),
-                               body=cst.IndentedBlock(body=body[index + 1:]))
+                               body=cst.IndentedBlock(body=[
+                                   *_unbind(live_out, _maybe_unbound(body, index + 1)),
+                                   *body[index + 1:]]))
         resume = _compile_synthetic(fn, node, origin, cache_dir, f"resume_{index}")
         sources["resume"] = cst.Module(body=[node]).code
-    return SplitPlan(index, live_in, live_out, prefix, brk, resume, sources, list(overrides))
+    return SplitPlan(index, live_in, live_out, prefix, brk, resume, sources)
 
 
 def _read_live_handler(runtime: Any, *thunks: Callable[[], Any]) -> tuple:
@@ -197,12 +273,10 @@ HANDLERS[read_live] = _read_live_handler
 
 
 def split_runner(plan: SplitPlan, prefix: Callable | None, resume: Callable | None,
-                 original: types.FunctionType, compiled_callees: Sequence[Callable] = ()
-                 ) -> Callable[..., Any]:
+                 original: types.FunctionType) -> Callable[..., Any]:
     """The entry's run function: prefix (compiled), the statement (Python, calling the compiled
     version of the function it broke in), resume (compiled)."""
     brk = plan.brk
-    callees = tuple(compiled_callees)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         if prefix is not None:
@@ -214,7 +288,7 @@ def split_runner(plan: SplitPlan, prefix: Callable | None, resume: Callable | No
             bound = signature_of(original).bind(*args, **kwargs)
             bound.apply_defaults()
             live = tuple(bound.arguments[n] for n in plan.live_in)
-        done, live = brk(*live, *callees)
+        done, live = brk(*live)
         if done:
             return live
         return resume(*live) if resume is not None else None

@@ -10,17 +10,24 @@
 4. ``files``: every module is written to ``<cache_dir>/kernels`` under a content-addressed name
    and imported from there (numba's disk cache needs real files).
 
+numba types and compiles a kernel at its first call, so a typing or lowering error surfaces when
+the graph first runs: ``RunFallback`` then runs the graph with NumPy for good (one warning, one
+``graph_breaks`` log record), restoring the inputs it had written to on that first call. The
+kernels' own run-time errors (``ZeroDivisionError``, ``OverflowError``) are the program's and
+propagate as in eager.
+
 Nothing here is imported by ``import astcompiler``; numba is imported on first use.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from ...config import config
 from ...graph import Graph
-from ..base import CompiledGraph
+from ..base import CompiledGraph, RunFallback
 from .plan import Plan, build_plan
 
 __all__ = ["numba_backend", "build_plan", "Plan"]
@@ -63,7 +70,12 @@ def _compile(plan: Plan) -> CompiledGraph:
     writer = WrapperWriter(plan, codes, modules, int(config.parallel_threshold))
     source = writer.build()
     module, _, path = load_source("forward", source)
-    forward = module.make_forward(*writer.consts)
+    placeholders = plan.graph.placeholders
+    fallback = RunFallback(
+        _interpreter(plan.graph), is_numba_compile_error, title="the numba kernels of a graph",
+        mutated=tuple(i for i, node in enumerate(placeholders) if node in writer.mutated),
+        effects_from=None if writer.effect_line is None else (path, writer.effect_line))
+    forward = module.make_forward(*writer.consts, fallback)
     output_code = _readable(source, codes, files)
     return CompiledGraph(forward, output_code=output_code, files=[path] + files, kernels=kernels)
 
@@ -89,7 +101,35 @@ def _structured(graph: Graph, example_inputs: list) -> CompiledGraph:
         _log.warning("structured lowering failed (%s: %s); the graph runs with NumPy",
                      type(err).__name__, err, exc_info=True)
         return _eager(graph, f"the structured lowering failed: {type(err).__name__}: {err}")
+    # one njit function: numba types all of it before it runs, so re-running eagerly is exact
+    fallback = RunFallback(_interpreter(graph), is_numba_compile_error,
+                           title="the structured numba kernel of a graph")
+    compiled.fn = fallback.wrap(compiled.fn)
     return compiled
+
+
+def _interpreter(graph: Graph) -> Any:
+    from ..eager import interpret
+
+    def run(*inputs: Any) -> tuple:
+        return interpret(graph, inputs)
+    return run
+
+
+def is_numba_compile_error(error: BaseException) -> bool:
+    """numba could not type or lower a kernel (at its first call with these types). The kernels'
+    own run-time errors (``ZeroDivisionError``, ``OverflowError``, ...) are not: they are raised
+    by compiled code, never from numba's compiler frames."""
+    from numba.core.errors import NumbaError
+    if isinstance(error, NumbaError):
+        return True
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "_compile_for_args" and f"{os.sep}numba{os.sep}" in code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _eager(graph: Graph, reason: str) -> CompiledGraph:

@@ -3,8 +3,12 @@
 numba's disk cache (``cache=True``) only works for functions defined in real files whose module
 can be re-imported by name, so every kernel module is written to
 ``<config.cache_dir>/kernels/<name>_<hash>.py`` and registered in ``sys.modules`` under its file
-stem before anything in it runs. A file is never rewritten with different content under the
-same name; the same content in another process or cache directory reuses the same module.
+stem before anything in it runs. Writing and loading are ``source.write_generated_file`` and
+``source.load_generated_module`` (atomic writes, verified content, private directories, a
+temporary directory when the cache directory is unusable): a file is never rewritten with
+different content under the same name, and a tampered one is rewritten before it is imported.
+numba's own index beside it (``__pycache__/*.nbi``) is keyed by a hash of the file's content, so
+a rewritten file never serves a kernel compiled from the tampered text.
 """
 
 from __future__ import annotations
@@ -17,9 +21,8 @@ from ...source import load_generated_module, write_generated_file
 
 
 def kernels_dir() -> str:
-    path = os.path.join(config.cache_dir, "kernels")
-    os.makedirs(path, exist_ok=True)
-    return path
+    """Where kernel modules are written (created on the first write)."""
+    return os.path.join(config.cache_dir, "kernels")
 
 
 def write_source(prefix: str, source: str) -> tuple[str, str]:

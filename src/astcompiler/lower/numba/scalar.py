@@ -518,3 +518,23 @@ def _init_value(init: str, dtype: np.dtype) -> str | None:
     except KeyError:
         return None
     return constant(value, dtype)
+
+
+# -- Python ints as weak operands ----------------------------------------------------------------
+_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+
+
+def python_int_bounds(node: Node) -> tuple[int, int]:
+    """The values a Python int graph value may take for the kernels that read it to compute what
+    NumPy computes: within int64 (a kernel argument), and within the integer dtype of every
+    NumPy op it is a weak operand of (NumPy raises OverflowError, or picks a wider dtype, for a
+    value outside it). Outside these bounds the graph must run with NumPy."""
+    low, high = -2 ** 63, 2 ** 63 - 1
+    for user in node.users:
+        meta = user.meta
+        if meta is None or meta.pytype is not None or user.target in _COMPARISONS:
+            continue
+        if user.op == "call" and np.dtype(meta.dtype).kind in "iu":
+            info = np.iinfo(meta.dtype)
+            low, high = max(low, int(info.min)), min(high, int(info.max))
+    return low, high

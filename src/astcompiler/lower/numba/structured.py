@@ -19,6 +19,7 @@ import numpy as np
 from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ..base import CompiledGraph
+from .scalar import python_int_bounds
 
 
 class NotLowerable(Exception):
@@ -86,6 +87,135 @@ def _ac_multiply_int(a, b):
     return a * b
 '''
 
+PYTHON_SCALARS = '''
+_AC_EXACT = 9007199254740992  # 2 ** 53: ints up to this convert to float exactly
+
+
+@numba.njit(cache=True)
+def _ac_py_floor_divide_int(a, b):
+    if b == 0:
+        raise ZeroDivisionError("integer division or modulo by zero")
+    if b == -1 and a == _AC_MIN:
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a // b
+
+
+@numba.njit(cache=True)
+def _ac_py_remainder_int(a, b):
+    if b == 0:
+        raise ZeroDivisionError("integer modulo by zero")
+    if b == -1:
+        return 0
+    return a % b
+
+
+@numba.njit(cache=True)
+def _ac_py_divide_int(a, b):
+    # int / int: Python rounds the exact quotient once; exact here while both fit in 53 bits
+    if b == 0:
+        raise ZeroDivisionError("division by zero")
+    if abs(a) > _AC_EXACT or abs(b) > _AC_EXACT:
+        raise OverflowError("a Python int too large for an exact float division")
+    return float(a) / float(b)
+
+
+@numba.njit(cache=True)
+def _ac_py_negative_int(a):
+    if a == _AC_MIN:
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return -a
+
+
+@numba.njit(cache=True)
+def _ac_py_absolute_int(a):
+    if a == _AC_MIN:
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return abs(a)
+
+
+@numba.njit(cache=True)
+def _ac_py_right_shift_int(a, b):
+    if b < 0:
+        raise ValueError("negative shift count")
+    if b > 63:
+        return -1 if a < 0 else 0
+    return a >> b
+
+
+@numba.njit(cache=True)
+def _ac_py_power_int(a, b):
+    result = 1
+    base = a
+    e = b
+    while e > 0:
+        if e & 1:
+            result = _ac_multiply_int(result, base)
+        e = e >> 1
+        if e > 0:
+            base = _ac_multiply_int(base, base)
+    return result
+
+
+@numba.njit(cache=True)
+def _ac_py_divide(a, b):
+    if b == 0.0:
+        raise ZeroDivisionError("float division by zero")
+    return a / b
+
+
+@numba.njit(cache=True)
+def _ac_py_floor_divide(a, b):
+    # Python's float_divmod (CPython floatobject.c)
+    if b == 0.0:
+        raise ZeroDivisionError("float floor division by zero")
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0.0 and (b < 0.0) != (mod < 0.0):
+        div -= 1.0
+    if div != 0.0:
+        floordiv = np.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1.0
+        return floordiv
+    return np.copysign(0.0, a / b)
+
+
+@numba.njit(cache=True)
+def _ac_py_remainder(a, b):
+    if b == 0.0:
+        raise ZeroDivisionError("float modulo")
+    mod = np.fmod(a, b)
+    if mod != 0.0:
+        if (b < 0.0) != (mod < 0.0):
+            mod += b
+        return mod
+    return np.copysign(0.0, b)
+
+
+@numba.njit(cache=True)
+def _ac_py_power(a, b):
+    if a == 0.0 and b < 0.0:
+        raise ZeroDivisionError("0.0 cannot be raised to a negative power")
+    if a < 0.0 and np.isfinite(b) and b != np.floor(b):
+        raise OverflowError("a negative float to a fractional power is complex in Python")
+    r = a ** b
+    if np.isinf(r) and np.isfinite(a) and np.isfinite(b):
+        raise OverflowError("float power out of range")  # Python raises: the graph reruns
+    return r
+
+
+@numba.njit(cache=True)
+def _ac_py_round(a):
+    if not np.isfinite(a) or abs(a) >= 9.2e18:
+        raise OverflowError("round() of a float outside 64 bits")  # Python decides: rerun
+    return int(np.rint(a))
+'''
+
+_PY_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+               "equal": "==", "not_equal": "!="}
+_PY_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+_PY_FLOAT_INFIX = {"add": "+", "subtract": "-", "multiply": "*"}
+
 _CHECKED_INT_OPS = {"add", "subtract", "multiply"}
 _UNCHECKED_INT_OPS = {"floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
                       "right_shift", "absolute", "less", "less_equal", "greater", "greater_equal",
@@ -104,6 +234,15 @@ def _ac_outer_{name}(a, b):
 _NUMBA_REDUCTIONS = {"sum": "np.sum", "prod": "np.prod", "max": "np.max", "min": "np.min",
                      "mean": "np.mean", "any": "np.any", "all": "np.all", "argmax": "np.argmax",
                      "argmin": "np.argmin"}
+
+
+def _number(v: Any) -> str:
+    """Source numba types for a Python number: infinities and NaN as ``np.inf``/``np.nan``."""
+    if isinstance(v, complex):
+        return f"complex({_number(v.real)}, {_number(v.imag)})"
+    if isinstance(v, float) and not np.isfinite(v):
+        return "np.nan" if v != v else ("np.inf" if v > 0 else "(-np.inf)")
+    return repr(v)
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -139,13 +278,11 @@ class _Emitter:
             return repr(v)
         if isinstance(v, (int, float, complex)) and like is not None and like.kind in "fc" \
                 and not (isinstance(v, complex) and like.kind == "f"):
-            return f"np.{_dtype_name(like)}({v!r})"
-        if isinstance(v, (int, float)):
-            return repr(v) if np.isfinite(v) else f"np.float64({str(v)!r})"
-        if isinstance(v, complex):
-            return f"complex({v.real!r}, {v.imag!r})"
+            return f"np.{_dtype_name(like)}({_number(v)})"
+        if isinstance(v, (int, float, complex)):
+            return _number(v)
         if isinstance(v, np.generic):
-            return f"np.{_dtype_name(v.dtype)}({v.item()!r})"
+            return f"np.{_dtype_name(v.dtype)}({_number(v.item())})"
         if isinstance(v, slice):
             parts = [self.value(p) if p is not None else "" for p in (v.start, v.stop, v.step)]
             return ":".join(parts[:2]) + (f":{parts[2]}" if v.step is not None else "")
@@ -239,7 +376,7 @@ class _Emitter:
         if target == "scalar":
             value = args[0]
             if meta is not None and meta.pytype is not None:
-                return repr(meta.pytype(value))
+                return _number(meta.pytype(value))
             return self.value(np.asarray(value, meta.dtype)[()] if meta is not None else value)
         if target == "constant":  # a fresh copy: code may write into it
             return f"{self.value(args[0])}.copy()"
@@ -281,6 +418,9 @@ class _Emitter:
                     or kwargs.get("ddof"):
                 raise NotLowerable(f"{target} with axis/keepdims/dtype")
             return f"{_NUMBA_REDUCTIONS[target]}({self.value(args[0])})"
+        if meta is not None and meta.pytype is not None and not kwargs \
+                and all(_python_number(a) for a in args):
+            return self.python_scalar(target, args, meta.pytype)
         if meta is not None and meta.pytype is int and all(
                 not isinstance(a, Node) or (a.meta is not None and a.meta.pytype in (int, bool))
                 for a in args):
@@ -297,6 +437,56 @@ class _Emitter:
                                  for a in args)
             return f"np.{target}({operands})"
         raise NotLowerable(f"op {target}")
+
+    def python_scalar(self, target: str, args: tuple, pytype: type) -> str:
+        """An operator on Python numbers with Python's semantics (ZeroDivisionError, floor
+        division and modulo of negative operands, ``int / int`` a float, exact ints: 64-bit
+        with overflow checks, else the graph reruns with Python ints)."""
+        kinds = [_python_kind(a) for a in args]
+        if complex in kinds or pytype is complex:
+            raise NotLowerable(f"{target} on Python complex numbers")
+        integral = all(k in (int, bool) for k in kinds)
+        self.helpers.add(CHECKED)
+        self.helpers.add(PYTHON_SCALARS)
+        # bools take part as ints (as in Python); ints meet floats as floats
+        plain = [f"int({self.value(a)})" if k in (bool, int) else self.value(a)
+                 for a, k in zip(args, kinds)]
+        values = plain if integral else [f"float({v})" for v in plain]
+        if target in _PY_COMPARE:
+            return f"({values[0]} {_PY_COMPARE[target]} {values[1]})"
+        if target in _PY_BITWISE and integral:
+            raw = [self.value(a) for a in args]  # bool & bool stays a bool
+            return f"({raw[0]} {_PY_BITWISE[target]} {raw[1]})"
+        if target in ("maximum", "minimum"):
+            sign = ">" if target == "maximum" else "<"
+            return f"({values[1]} if {values[1]} {sign} {values[0]} else {values[0]})"
+        if target == "positive":
+            return values[0]
+        if target == "py_round":
+            return values[0] if integral else f"_ac_py_round({values[0]})"
+        if integral:
+            if target in _CHECKED_INT_OPS:
+                return f"_ac_{target}_int({', '.join(values)})"
+            if target in ("floor_divide", "remainder", "divide", "right_shift"):
+                return f"_ac_py_{target}_int({', '.join(values)})"
+            if target in ("negative", "absolute"):
+                return f"_ac_py_{target}_int({values[0]})"
+            if target == "invert":
+                return f"(~{values[0]})"
+            if target == "power" and not isinstance(args[1], Node):
+                if args[1] >= 0:
+                    return f"_ac_py_power_int({', '.join(values)})"
+                return f"_ac_py_power(float({self.value(args[0])}), float({args[1]!r}))"
+            raise NotLowerable(f"{target} on Python ints")
+        if target in _PY_FLOAT_INFIX:
+            return f"({values[0]} {_PY_FLOAT_INFIX[target]} {values[1]})"
+        if target in ("divide", "floor_divide", "remainder", "power"):
+            return f"_ac_py_{target}({', '.join(values)})"
+        if target == "negative":
+            return f"(-{values[0]})"
+        if target == "absolute":
+            return f"abs({values[0]})"
+        raise NotLowerable(f"{target} on Python floats")
 
     def fused(self, root: Node, inlined: set[Node], indent: str) -> None:
         """A tree of elementwise ops as one loop nest into one fresh array (no temporaries)."""
@@ -397,6 +587,17 @@ class _Emitter:
             self.emit(indent, f"{', '.join(targets)} = {', '.join(values)}")
 
     _indent: str = "    "
+
+
+def _python_kind(value: Any) -> type | None:
+    if isinstance(value, Node):
+        return value.meta.pytype if value.meta is not None else None
+    return type(value)
+
+
+def _python_number(value: Any) -> bool:
+    """A Python number: a graph value typed as one, or a constant bool/int/float/complex."""
+    return _python_kind(value) in (bool, int, float, complex)
 
 
 def _fusable(node: Any) -> bool:
@@ -500,7 +701,14 @@ def compile_structured(graph: Graph, example_inputs: list,
 
     mutates = any(_mutates(n) for n in _all_nodes(graph))
 
+    python_ints = [(i, *python_int_bounds(ph)) for i, ph in enumerate(placeholders)
+                   if ph.meta is not None and ph.meta.pytype is int]
+
     def run(*inputs: Any) -> tuple:
+        for i, low, high in python_ints:  # a Python int argument the kernel cannot represent
+            if not low <= inputs[i] <= high:
+                from ..eager import interpret
+                return interpret(graph, inputs)
         try:
             results = kernel(*inputs, *constants)
         except OverflowError:

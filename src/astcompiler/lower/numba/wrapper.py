@@ -17,10 +17,25 @@ import numpy as np
 
 from ...graph import Node
 from ...ops import REGISTRY
+from ...ops.python_scalars import PYTHON_OPS
 from .cpu import KernelCode, Namer
+from .scalar import python_int_bounds
 from .plan import KernelPlan, KernelStep, NodeStep, Plan, ReductionRule
 
-_WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward"}
+_WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward",
+                                           "___fallback", "___error"}
+
+
+def _op_key(node: Node) -> str:
+    """Which implementation evaluates ``node``: Python's operator for an op on Python numbers
+    typed as a Python number (exact ints, ZeroDivisionError), else the op's NumPy reference."""
+    meta = node.meta
+    if meta is not None and meta.pytype is not None and not node.kwargs \
+            and node.target in PYTHON_OPS and all(
+                isinstance(a, Node) and a.meta is not None and a.meta.pytype is not None
+                or type(a) in (bool, int, float, complex) for a in node.args):
+        return f"python:{node.target}"
+    return node.target
 
 
 class WrapperWriter:
@@ -41,7 +56,8 @@ class WrapperWriter:
         self.ops: dict[str, str] = {}
         for step in plan.steps:
             if isinstance(step, NodeStep) and step.node.target not in ("getitem", "setitem"):
-                self.ops[step.node.target] = f"op_{step.node.target}"
+                key = _op_key(step.node)
+                self.ops[key] = f"op_{key.replace(':', '_')}"
             elif isinstance(step, KernelStep) and step.kernel.store_into is not None \
                     and step.kernel.store_into.target == "copy_":
                 self.ops["copy_"] = "op_copy_"
@@ -51,6 +67,9 @@ class WrapperWriter:
         self.consts: list[Any] = []
         self.const_names: list[str] = []
         self.lines: list[str] = []
+        self.first_effect: int | None = None  # index in ``lines`` of the first write to an input
+        self.effect_line: int | None = None  # its line number in the module (after ``build``)
+        self.mutated: set[Node] = set()  # placeholders the graph writes to
         for node in plan.graph.placeholders:
             self.var[node] = self.names(node.name)
 
@@ -110,9 +129,24 @@ class WrapperWriter:
 
     # -- steps ----------------------------------------------------------------------------
 
+    def note_effect(self, node: Node) -> None:
+        """``node`` is about to be emitted: record it when it writes to an input."""
+        targets = [node.args[0]] if node.args and node.target in REGISTRY \
+            and REGISTRY[node.target].kind == "mutation" else []
+        out = node.kwargs.get("out")
+        targets += list(out) if isinstance(out, tuple) else [out]
+        for dst in targets:
+            if not isinstance(dst, Node):
+                continue
+            inputs = {r for r in self.plan.roots.get(dst, {dst}) if r.op == "placeholder"}
+            if inputs and self.first_effect is None:
+                self.first_effect = len(self.lines)
+            self.mutated |= inputs
+
     def node_step(self, node: Node) -> None:
         if node.op == "region":
             raise AssertionError("regions run with the eager interpreter")
+        self.note_effect(node)
         if node.target == "getitem" and len(node.args) == 2 and not node.kwargs:
             self.var[node] = self.names(node.name)
             self.emit(f"{self.var[node]} = {self.value(node.args[0])}[{self.index(node.args[1])}]",
@@ -124,7 +158,7 @@ class WrapperWriter:
             return
         args = [self.value(a) for a in node.args]
         args += [f"{k}={self.value(v)}" for k, v in node.kwargs.items()]
-        call = f"{self.ops[node.target]}({', '.join(args)})"
+        call = f"{self.ops[_op_key(node)]}({', '.join(args)})"
         if node.meta is None and REGISTRY[node.target].kind == "mutation":
             self.emit(call, node.origin)
             return
@@ -154,8 +188,26 @@ class WrapperWriter:
         order = ', order="F"' if node.target == "copy" and node.kwargs.get("order") == "F" else ""
         self.emit(f"{name} = np.empty({shape}, {_dtype_expr(node.meta.dtype)}{order})", origin, depth)
 
+    def check_python_ints(self, code: KernelCode, origin: str | None, depth: int) -> None:
+        """A Python int operand reaches the kernel as int64 and is cast to the dtype of the ops
+        it meets: outside those ranges NumPy decides (an OverflowError, a float for float
+        arrays), so the graph runs with NumPy, or raises when an input was already written."""
+        for node in code.inputs:
+            if node.meta is None or node.meta.pytype is not int:
+                continue
+            name = self.var[node]
+            params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
+            low, high = python_int_bounds(node)
+            self.emit(f"if not {low} <= {name} <= {high}:", origin, depth)
+            if self.first_effect is None:
+                self.emit(f"return ___fallback.eager({params})", origin, depth + 1)
+            else:
+                self.emit('raise OverflowError("a Python int outside 64 bits reached a compiled '
+                          'kernel after the graph had written to its inputs")', origin, depth + 1)
+
     def call(self, kernel: KernelPlan, code: KernelCode, dims: list[str], origin: str | None,
              depth: int, stored_as: str | None = None) -> None:
+        self.check_python_ints(code, origin, depth)
         args = [self.var[n] for n in code.inputs]
         args += [stored_as if (n is kernel.stored and stored_as) else self.var[n]
                  for n in code.buffers]
@@ -167,7 +219,14 @@ class WrapperWriter:
             return
         self.emit(f"if {self.size_expr(kernel, code, dims, stored_as)} >= {self.threshold}:",
                   origin, depth)
-        self.emit(f"{assign}{code.parallel_name}({arglist})", origin, depth + 1)
+        self.emit("try:", None, depth + 1)
+        self.emit(f"{assign}{code.parallel_name}({arglist})", origin, depth + 2)
+        self.emit("except Exception as ___error:  # prange twin not compilable: the serial one",
+                  None, depth + 1)
+        self.emit(f"if not ___fallback.use_twin(___error, globals(), {code.parallel_name!r}, "
+                  f"{code.name!r}):", None, depth + 2)
+        self.emit("raise", None, depth + 3)
+        self.emit(f"{assign}{code.name}({arglist})", origin, depth + 2)
         self.emit("else:", origin, depth)
         self.emit(f"{assign}{code.name}({arglist})", origin, depth + 1)
 
@@ -175,6 +234,7 @@ class WrapperWriter:
                     origin: str | None) -> None:
         mutation = kernel.store_into
         dst = mutation.args[0]
+        self.note_effect(mutation)
         view = self.names(f"view_{kernel.stored.name}")
         if mutation.target == "setitem":
             self.emit(f"{view} = {self.value(dst)}[{self.index(mutation.args[1])}]", mutation.origin)
@@ -265,12 +325,32 @@ class WrapperWriter:
         if self.ops:
             head.append("")
             for target, name in self.ops.items():
-                head.append(f"{name} = REGISTRY.ops[{target!r}].impl")
-        consts = ", ".join(self.const_names)
+                if target.startswith("python:"):  # Python's operator on Python numbers
+                    head.append(f"{name} = PYTHON_OPS[{target[7:]!r}]")
+                else:
+                    head.append(f"{name} = REGISTRY.ops[{target!r}].impl")
+            if any(t.startswith("python:") for t in self.ops):
+                head.insert(head.index("from astcompiler.ops import REGISTRY") + 1,
+                            "from astcompiler.ops.python_scalars import PYTHON_OPS")
+        consts = ", ".join(self.const_names + ["___fallback"])
+        call = f"({params},)" if len(self.plan.graph.placeholders) == 1 else f"({params})"
         body = ["", "", f"def make_forward({consts}):",
-                f'    """Bind {len(self.consts)} constant(s) of the graph; returns the forward function."""',
-                f"    def {self.fn_name}({params}):"]
-        return "\n".join(head + body + self.lines + [f"    return {self.fn_name}", ""])
+                f'    """Bind {len(self.consts)} constant(s) of the graph and the eager fallback; '
+                'returns the forward function."""',
+                f"    def {self.fn_name}({params}):",
+                "        if ___fallback.slow:  # the first call saves the inputs it writes to; "
+                "after a numba failure: eager",
+                f"            return ___fallback.slow_call({self.fn_name}, {call})",
+                "        try:"]
+        lines = ["    " + line for line in self.lines]
+        if self.first_effect is not None:  # its 1-based line number in the module
+            self.effect_line = "\n".join(head + body + lines[:self.first_effect]).count("\n") + 2
+        tail = ["        except Exception as ___error:  # numba types each kernel at its first call",
+                "            if not ___fallback.recover(___error):",
+                "                raise",
+                f"        return ___fallback.eager({params})",
+                f"    return {self.fn_name}", ""]
+        return "\n".join(head + body + lines + tail)
 
 
 def _origins(kernel: KernelPlan) -> str | None:

@@ -1,0 +1,73 @@
+"""Python's own semantics for Python scalars in the graph (loop indices, counters, dynamic ints).
+
+An operator (``a / b``, ``a // b``, ``a ** b``, ``round(a)``) whose operands are all Python
+numbers computes what Python computes: arbitrary-precision ints, ``int / int`` is a float,
+``1.0 / 0`` raises ZeroDivisionError, ``round(2.5)`` is the int 2. The capture types such a node
+with ``python_result_type`` and the interpreters evaluate it with ``PYTHON_OPS``; NumPy functions
+(``np.sqrt(n)``) keep NumPy's semantics and are not in this table.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+from .registry import register
+
+PYTHON_OPS: dict[str, Callable[..., Any]] = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
+    "power": operator.pow, "left_shift": operator.lshift, "right_shift": operator.rshift,
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "equal": operator.eq, "not_equal": operator.ne,
+    "negative": operator.neg, "positive": operator.pos, "absolute": abs,
+    "invert": operator.invert, "py_round": round, "maximum": max, "minimum": min,
+}
+
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+def _representative(kind: type) -> Any:
+    return kind(1)
+
+
+def python_result_type(name: str, kinds: tuple[type, ...], constants: tuple[Any, ...]) -> type | None:
+    """The Python type of ``name`` applied to operands of types ``kinds`` when the type does not
+    depend on the values; None when it does (``float ** float`` may be complex) or Python has no
+    such operation for these types. ``constants`` holds each operand's value when it is a
+    constant of the program (else None)."""
+    fn = PYTHON_OPS.get(name)
+    if fn is None or not all(k in _PYTHON_NUMBERS for k in kinds):
+        return None
+    if name == "power":
+        return _power_type(kinds, constants)
+    try:
+        return type(fn(*(_representative(k) for k in kinds)))
+    except (TypeError, ValueError, ArithmeticError):
+        return None
+
+
+def _power_type(kinds: tuple[type, ...], constants: tuple[Any, ...]) -> type | None:
+    base, exponent = kinds
+    base_value, exponent_value = constants
+    if complex in kinds:
+        return complex
+    if base in (bool, int) and exponent in (bool, int):
+        if exponent_value is None:
+            return None  # int ** n: an int for n >= 0, a float for n < 0
+        return int if exponent_value >= 0 else float
+    # a float is involved: a negative base with a non-integral exponent gives a complex
+    if exponent_value is not None and float(exponent_value).is_integer():
+        return float
+    if base_value is not None and base_value >= 0:
+        return float
+    return None
+
+
+def is_python_number(value: Any) -> bool:
+    return type(value) in _PYTHON_NUMBERS
+
+
+register("py_round", round, kind="extern",
+         doc="Python's round(x) of a Python float: an int, half to even")
