@@ -101,6 +101,7 @@ class _Settings:
     cache_dir: str = field(default_factory=_default_cache_dir)
     unroll_limit: int = 64
     unroll_node_budget: int = 256
+    static_loop_limit: int = 100_000  # Python iterations of one loop at capture, then a break
     inline_depth_limit: int = 16
     parallel_threshold: int = 1 << 16
     numba_cache: bool = True

@@ -193,3 +193,17 @@ def test_a_python_power_whose_type_depends_on_the_value_is_not_compiled(backend)
     run_calls(complex_power, [(np.ones(3),), (np.ones(4),)], backend, dynamic=True)
     with pytest.raises(ac.exc.Unsupported, match="result type depends on the values"):
         ac.compile(complex_power, backend=backend, dynamic=True, fullgraph=True)(np.ones(3))
+
+
+def weak_int_in_loop_no_write(x):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        total = total + x[i] * (i * 40)
+    return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_python_int_meeting_a_narrow_dtype_in_a_loop_is_checked(backend):
+    # int8 + a Python int that does not fit int8 raises OverflowError in NumPy (NEP 50)
+    calls = [(np.ones(n, np.int8),) for n in (2, 3, 5)]
+    run_calls(weak_int_in_loop_no_write, calls, backend, dynamic=True)

@@ -96,6 +96,15 @@ def test_strings_of_a_dynamic_int_are_its_value(backend):
     run_calls(describe_int, [(2,), (3,), (-7,), (0,)], backend)
 
 
+def decisions(x, n):
+    return (n > 2) + 1, (n > 2) & (n < 10), str(n > 2), -(n == 3), isinstance(n > 2, bool)
+
+
+@pytest.mark.parametrize("backend", FAST)
+def test_decisions_on_a_dynamic_int_are_bools(backend):
+    run_calls(decisions, [(np.ones(2), n) for n in (3, 4, 5, 1, 12)], backend)
+
+
 # ----- int symbols: any sign, every decision guarded ---------------------------------------------
 def tail(x, shift):
     return x[-shift:]
@@ -145,7 +154,10 @@ def test_range_over_a_dynamic_int_of_any_sign(backend):
     # loop runs is a guard (n > 0, then n <= 0), never a merged type
     assert len(compiled.entries) == 3
     compiled = run_calls(loop_to_same_type, calls, backend)
-    assert len(compiled.entries) == 2
+    assert len(compiled.entries) == 3  # `i` is bound only when the loop runs: the same guard
+    sizes = [(np.arange(float(k)), 0) for k in (4, 5, 7, 9)]
+    compiled = run_calls(lambda x, n: loop_to_same_type(x, x.shape[0] + n), sizes, backend)
+    assert len(compiled.entries) == 2  # a size is >= 2: the loop runs, no guard needed
 
 
 def test_int_symbols_carry_no_sign_assumption():

@@ -329,17 +329,13 @@ def test_class_attribute_incremented_in_compiled_code():
     Counter.n = 0
 
 
-def enum_keys(x, mode):
-    return x * {Mode.ADD: 2.0, Mode.MUL: 3.0}[mode] if mode is Mode.ADD else x
-
-
 # ----- floats, aliasing -----------------------------------------------------------------------
 
 def signed(x, s):
     return x * s, np.copysign(1.0, s), 1.0 / s if s != 0 else math.copysign(1.0, s)
 
 
-@pytest.mark.parametrize("backend", FAST)
+@pytest.mark.parametrize("backend", ALL)
 def test_negative_zero_is_not_zero(backend):
     compiled = ac.compile(signed, backend=backend)
     x = np.ones(2)
@@ -512,3 +508,72 @@ def test_compiled_functions_and_partials_are_inlined(fn):
         same(compiled, fn, np.ones(2))
     finally:
         partial_weighted = saved
+
+
+def append_then_read(lst, b):
+    b.append(1)
+    return len(lst[0]), lst[0] is b
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_one_list_reached_as_an_item_and_as_an_argument(shared):
+    compiled = ac.compile(append_then_read, backend="eager")
+    for _ in range(2):
+        b, b2 = [0], [0]
+        args, args2 = (([b], b), ([b2], b2)) if shared else (([[0]], b), ([[0]], b2))
+        assert compiled(*args) == append_then_read(*args2)
+        assert args[0] == args2[0] and args[1] == args2[1]
+    assert len(compiled.entries) == 1
+
+
+class Holder:
+    pass
+
+
+def reads_optional(x, obj):
+    total = x + getattr(obj, "other", 0.5)
+    if hasattr(obj, "extra"):
+        total = total + obj.extra
+    if hasattr(settings, "EXTRA"):
+        total = total + settings.EXTRA
+    if hasattr(Cfg, "extra"):
+        total = total + Cfg.extra
+    return total
+
+
+@pytest.mark.parametrize("backend", FAST)
+def test_missing_attributes_are_guarded(backend):
+    compiled = ac.compile(reads_optional, backend=backend)
+    obj = Holder()
+    x = np.ones(2)
+    try:
+        same(compiled, reads_optional, x, obj)
+        obj.extra = 10.0
+        same(compiled, reads_optional, x, obj)
+        settings.EXTRA = 100.0
+        same(compiled, reads_optional, x, obj)
+        Cfg.extra = 1000.0
+        same(compiled, reads_optional, x, obj)
+        obj.other = 0.25
+        same(compiled, reads_optional, x, obj)
+        assert len(compiled.entries) == 5
+    finally:
+        del settings.EXTRA, Cfg.extra
+
+
+def test_closure_cell_bound_after_compiling():
+    def make():
+        def f(x):
+            return later(x)
+
+        compiled = ac.compile(f, backend="eager")
+        with pytest.raises(NameError, match="'later'"):
+            compiled(np.ones(2))
+
+        def later(x):
+            return x + 1.0
+        return compiled, f
+
+    compiled, plain = make()
+    same(compiled, plain, np.ones(2))
+    assert len(compiled.entries) == 2 and not compiled.entries[-1].is_eager

@@ -854,3 +854,23 @@ def exception_mid_loop(x, log):
 
 CASES.add("exception_mid_loop_effects", lambda: Program(
     exception_mid_loop, [(vec(2), []), (vec(3), []), (vec(1), []), (vec(4), [])]))
+
+
+def loop_not_run_keeps_type(x, f):
+    v = float(x.mean())
+    while x.sum() > f:
+        v = x[0]  # np.float64 only when the loop body runs
+        break
+    return v, type(v)
+
+
+CASES.pure("loop_skipped_keeps_python_float", loop_not_run_keeps_type,
+           lambda: [(vec(2), 10.0), (vec(3), 0.0), (vec(4), 100.0), (vec(2), -1.0)])
+
+
+def round_numpy_scalar(x):
+    return round(x[0]), type(round(x[0])), round(x[0], 1), type(round(x[0], 1))
+
+
+CASES.pure("round_of_numpy_scalar", round_numpy_scalar,
+           lambda: [(vec(2) + 0.5,), (vec(3) + 0.5,), (vec(3, np.float32) + 0.25,)])

@@ -928,3 +928,207 @@ def _isinstance_global():
     def f(x, obj):
         return x * (1 if isinstance(obj, A) else 2)
     return Program(f, [(vec(2), A()), (vec(3), B()), (vec(3), A()), (vec(4), 3)])
+
+
+# ----- more state the capture reads: classes, methods, helpers' globals ---------------------------
+HELPER_SCALE = 2
+
+
+def _scaled_by_helper_global(v):
+    return v * HELPER_SCALE
+
+
+@CASES.case("inlined_helper_reads_global")
+def _helper_global():
+    _reset(HELPER_SCALE=2)
+
+    def f(x):
+        return _scaled_by_helper_global(x) + 1
+    return Program(f, [(vec(2),), (vec(3),), step(_set("HELPER_SCALE", 5), vec(3)), (vec(4),)])
+
+
+@CASES.case("global_changes_type")
+def _global_type():
+    _reset(SCALE=2)
+
+    def f(x):
+        return x * SCALE
+    return Program(f, [(vec(2),), (vec(3),), step(_set("SCALE", 2.5), vec(3)),
+                       step(_set("SCALE", "2"), vec(4)), step(_set("SCALE", [1]), vec(4))])
+
+
+@CASES.case("global_deleted")
+def _global_deleted():
+    _reset(SCALE=2)
+
+    def f(x):
+        return x * SCALE
+
+    def delete():
+        del globals()["SCALE"]
+
+    def restore():
+        globals()["SCALE"] = 7
+    return Program(f, [(vec(2),), (vec(3),), step(delete, vec(3)), step(restore, vec(4))],
+                   cleanup=restore)
+
+
+@CASES.case("class_method_replaced")
+def _method_replaced():
+    class Op:
+        def apply(self, v):
+            return v + 1
+    op = Op()
+
+    def f(x, o):
+        return o.apply(x) * 2
+
+    def replace():
+        Op.apply = lambda self, v: v - 100
+    return Program(f, [(vec(2), op), (vec(3), op), step(replace, vec(3), op), (vec(4), op)])
+
+
+@CASES.case("instance_attr_shadows_method")
+def _attr_shadows_method():
+    class Op:
+        def apply(self, v):
+            return v + 1
+    op = Op()
+
+    def f(x, o):
+        return o.apply(x)
+
+    def shadow():
+        op.apply = lambda v: v * 100
+    return Program(f, [(vec(2), op), (vec(3), op), step(shadow, vec(3), op), (vec(4), op)])
+
+
+@CASES.case("instance_class_reassigned")
+def _class_reassigned():
+    class A:
+        def value(self):
+            return 1
+
+    class B:
+        def value(self):
+            return 2
+    obj = A()
+
+    def f(x, o):
+        return x * o.value(), type(o).__name__
+
+    def swap():
+        obj.__class__ = B
+    return Program(f, [(vec(2), obj), (vec(3), obj), step(swap, vec(3), obj), (vec(4), obj)])
+
+
+@CASES.case("property_replaced_on_class")
+def _property_replaced():
+    class Cfg:
+        @property
+        def scale(self):
+            return 2
+    cfg = Cfg()
+
+    def f(x, c):
+        return x * c.scale
+
+    def replace():
+        Cfg.scale = property(lambda self: 10)
+    return Program(f, [(vec(2), cfg), (vec(3), cfg), step(replace, vec(3), cfg), (vec(4), cfg)])
+
+
+@CASES.case("type_attr_via_self_method")
+def _type_attr_method():
+    class Layer:
+        factor = 2
+
+        def run(self, v):
+            return v * type(self).factor
+    layer = Layer()
+
+    def f(x):
+        return layer.run(x)
+
+    def change():
+        Layer.factor = -1
+    return Program(f, [(vec(2),), (vec(3),), step(change, vec(3)), (vec(4),)])
+
+
+@CASES.case("helper_closure_cell_changed")
+def _helper_cell():
+    k = 3
+
+    def helper(v):
+        return v + k
+
+    def f(x):
+        return helper(x) * helper(x)
+
+    def change():
+        nonlocal k
+        k = -1
+    return Program(f, [(vec(2),), (vec(3),), step(change, vec(3)), (vec(4),)])
+
+
+@CASES.case("closure_list_contents_changed")
+def _closure_list_change():
+    weights = [1.0, 2.0]
+
+    def f(x):
+        return sum(x * w for w in weights)
+    return Program(f, [(vec(2),), (vec(3),), step(lambda: weights.append(3.0), vec(3)),
+                       step(lambda: weights.clear(), vec(4))])
+
+
+@CASES.case("closure_array_mutated")
+def _closure_array_change():
+    w = np.ones(3)
+
+    def f(x):
+        return x * w
+
+    def change():
+        w[:] = 4.0
+    return Program(f, [(vec(3),), (vec(3, start=4),), step(change, vec(3)), (vec(3),)])
+
+
+@CASES.case("dtype_table_value_changed")
+def _dtype_table_change():
+    table = {np.float32: 2.0, np.float64: 3.0}
+
+    def f(x):
+        return x * table[x.dtype.type]
+
+    def change():
+        table[np.float64] = -1.0
+    return Program(f, [(vec(2),), (vec(3, np.float32),), step(change, vec(3)), (vec(4, np.float32),)])
+
+
+@CASES.case("function_dict_dispatch")
+def _function_dict():
+    def make(k):
+        return lambda v: v * k
+    ops = {"a": make(1), "b": make(2)}
+
+    def f(x, key):
+        return ops[key](x)
+
+    def change():
+        ops["a"] = make(10)
+    return Program(f, [(vec(2), "a"), (vec(3), "b"), (vec(3), "a"), step(change, vec(4), "a")])
+
+
+@CASES.case("positional_vs_keyword_same_value")
+def _pos_kw():
+    def f(x, k=1, *, s=0):
+        return x * k + s
+    return Program(f, [(vec(2), 2), call(vec(3), k=2), call(vec(3), 2, s=1), call(vec(4), s=1, k=3)])
+
+
+@CASES.case("float_arg_special_values_sequence")
+def _float_sequence():
+    def f(x, s):
+        return x / s if s else x * s, str(s)
+    return Program(f, [(vec(2), 1.5), (vec(3), 2.5), (vec(3), -0.0), (vec(3), 0.0), (vec(3), float("nan")),
+                       (vec(3), float("-inf")), (vec(3), 1e-320)])

@@ -834,3 +834,235 @@ def undefined_never_leaks(x):
 
 
 CASES.pure("undefined_local_after_break_caught", undefined_never_leaks, lambda: [(vec(3),), (vec(2),), (vec(4),)])
+
+
+# ----- more protocols ----------------------------------------------------------------------------
+@dataclasses.dataclass(order=True)
+class Version:
+    major: int
+    minor: int = 0
+
+
+def dataclass_ordering(x, v):
+    return v < Version(1, 5), max(v, Version(1, 0)), sorted([Version(2), v, Version(0, 1)])
+
+
+CASES.pure("dataclass_order_comparisons", dataclass_ordering,
+           lambda: [(vec(2), Version(1, 2)), (vec(3), Version(2, 0)), (vec(3), Version(0, 9))])
+
+
+@dataclasses.dataclass
+class Tracked:
+    value: float
+    log: list = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        self.log.append("post_init")
+        self.value = float(self.value) * 2
+
+
+def dataclass_post_init(x):
+    t = Tracked(x.sum())
+    return t, t.log
+
+
+CASES.pure("dataclass_post_init", dataclass_post_init, lambda: [(vec(2),), (vec(3),), (vec(4),)])
+
+
+class Lazy:
+    def __init__(self, v):
+        self.v = v
+        self.computed = 0
+
+    @functools.cached_property
+    def heavy(self):
+        self.computed += 1
+        return self.v * 2
+
+
+def cached_property_once(x, obj):
+    return x * obj.heavy + obj.heavy, obj.computed
+
+
+CASES.pure("cached_property_once", cached_property_once,
+           lambda: [(vec(2), Lazy(1.0)), (vec(3), Lazy(2.0)), (vec(3), Lazy(3.0))])
+
+
+class Accum:
+    def __init__(self):
+        self.items = []
+
+    def __iadd__(self, other):
+        self.items.append(other)
+        return self
+
+    def __setitem__(self, k, v):
+        self.items.append((k, v))
+
+    def __getitem__(self, k):
+        return self.items[k]
+
+
+def iadd_setitem_protocol(x, acc):
+    before = acc
+    acc += x.shape[0]
+    acc["k"] = float(x.sum())
+    return acc is before, acc[0], len(acc.items)
+
+
+CASES.pure("iadd_setitem_protocol", iadd_setitem_protocol,
+           lambda: [(vec(2), Accum()), (vec(3), Accum()), (vec(4), Accum())])
+
+
+class Index:
+    def __init__(self, n):
+        self.n = n
+
+    def __index__(self):
+        return self.n
+
+
+def index_protocol(x, i):
+    return x[:i], np.zeros(i).shape, [1, 2, 3, 4][i], range(i)[-1:]
+
+
+CASES.pure("index_protocol_object", index_protocol,
+           lambda: [(vec(4), Index(1)), (vec(4), Index(2)), (vec(4), Index(3)), (vec(4), Index(7))])
+
+
+class Number:
+    def __init__(self, v):
+        self.v = v
+
+    def __float__(self):
+        return float(self.v)
+
+    def __int__(self):
+        return int(self.v)
+
+    def __bool__(self):
+        return self.v != 0
+
+
+def number_protocol(x, num):
+    return float(num) * x, int(num), bool(num), x if num else -x
+
+
+CASES.pure("float_int_bool_protocol", number_protocol,
+           lambda: [(vec(2), Number(1.5)), (vec(3), Number(2)), (vec(3), Number(0)), (vec(4), Number(-2.5))])
+
+
+class NoUfunc:
+    __array_ufunc__ = None
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmul__(self, other):
+        return ("rmul", type(other).__name__)
+
+
+def reflected_operators(x, obj):
+    return x + obj, x * obj, 2 * obj
+
+
+CASES.pure("reflected_operators_array_ufunc_none", reflected_operators,
+           lambda: [(vec(2), NoUfunc()), (vec(3), NoUfunc()), (vec(4), NoUfunc())])
+
+
+class LoudError(Exception):
+    def __str__(self):
+        return f"loud({self.args[0]})"
+
+
+def custom_exception_str(x):
+    if x.shape[0] > 2:
+        raise LoudError(x.shape[0])
+    return x
+
+
+CASES.pure("custom_exception_str", custom_exception_str, lambda: [(vec(2),), (vec(3),), (vec(2),)])
+
+
+class Abstract:
+    def area(self):
+        raise NotImplementedError(type(self).__name__)
+
+
+class Square(Abstract):
+    def __init__(self, s):
+        self.s = s
+
+    def area(self):
+        return self.s * self.s
+
+
+def polymorphic_dispatch(x, shapes):
+    total = 0.0
+    for s in shapes:
+        total += s.area()
+    return x * total
+
+
+CASES.pure("polymorphic_dispatch", polymorphic_dispatch,
+           lambda: [(vec(2), [Square(1)]), (vec(3), [Square(2), Square(3)]), (vec(3), [Abstract()]),
+                    (vec(4), [])])
+
+
+def match_class_pattern(x, obj):
+    match obj:
+        case Point(x=0.0):
+            return "origin x"
+        case Point(x=px, y=py) if px > py:
+            return x * px
+        case Version(major=m):
+            return m
+        case _:
+            return None
+
+
+CASES.pure("match_class_patterns", match_class_pattern,
+           lambda: [(vec(2), Point(0.0, 1.0)), (vec(3), Point(3.0, 1.0)), (vec(3), Version(4)),
+                    (vec(4), Point(1.0, 2.0)), (vec(4), 5)])
+
+
+class Celsius:
+    def __get__(self, obj, objtype=None):
+        return obj._k - 273.0
+
+    def __set__(self, obj, value):
+        obj._k = value + 273.0
+
+
+class Thermo:
+    temp = Celsius()
+
+    def __init__(self, c):
+        self.temp = c
+
+
+def descriptor_protocol(x, t):
+    t.temp = t.temp + float(x.sum())
+    return t.temp, t._k
+
+
+CASES.pure("descriptor_get_set", descriptor_protocol,
+           lambda: [(vec(2), Thermo(1.0)), (vec(3), Thermo(2.0)), (vec(4), Thermo(-5.0))])
+
+
+@CASES.case("method_compiled_called_through_instances")
+def _methods_instances():
+    class Net:
+        def __init__(self, k):
+            self.k = k
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x * self.k
+    nets = [Net(1), Net(2), Net(3)]
+
+    def f(x, i):
+        return nets[i].forward(x), nets[i].calls
+    return Program(f, [(vec(2), 0), (vec(3), 1), (vec(3), 2), (vec(4), 0), (vec(4), 1)],
+                   observe=lambda: [n.calls for n in nets])

@@ -489,7 +489,7 @@ def generator_send_state(x):
     return out
 
 
-CASES.pure("generator_send", generator_send_state, three(), timeout_s=3.0)
+CASES.pure("generator_send", generator_send_state, three(), timeout_s=5.0)
 
 
 def map_filter(x):
@@ -717,7 +717,7 @@ def tree_sum(x):
     return tree_sum(x[:half]) + tree_sum(x[half:])
 
 
-CASES.pure("recursion_on_array_halves", tree_sum, four())
+CASES.pure("recursion_on_array_halves", tree_sum, four(), timeout_s=30.0)
 
 
 def is_even(n):

@@ -886,3 +886,144 @@ def _outside_change():
         return x * len(lst)
     return Program(f, [(vec(2), log), step(lambda: log.append(1), vec(2), log),
                        step(lambda: log.extend([1, 2]), vec(3), log)])
+
+
+# ----- in-place versus rebinding -----------------------------------------------------------------
+def list_iadd(x, lst):
+    lst += [x.shape[0]]  # mutates the caller's list
+    return len(lst)
+
+
+@CASES.case("list_augmented_add_mutates")
+def _list_iadd():
+    lst = []
+    return Program(list_iadd, [(vec(2), lst), (vec(3), lst), (vec(4), [9])])
+
+
+def list_rebind_add(x, lst):
+    lst = lst + [x.shape[0]]  # rebinding: the caller's list is unchanged
+    return lst
+
+
+CASES.add("list_rebinding_add_no_mutation", lambda: Program(
+    list_rebind_add, [(vec(2), []), (vec(3), [1]), (vec(4), [])]))
+
+
+def array_iadd_vs_rebind(x, y):
+    x += 1
+    y = y + 1
+    return x.sum() + y.sum()
+
+
+CASES.add("array_inplace_vs_rebind", lambda: Program(
+    array_iadd_vs_rebind, [(vec(2), vec(2)), (vec(3), vec(3)), (vec(4, np.int64), vec(4))]))
+
+
+def dict_ior(x, d):
+    d |= {"n": x.shape[0]}
+    s = {1}
+    s |= {x.shape[0]}
+    return sorted(s), d
+
+
+CASES.add("dict_set_inplace_or", lambda: Program(
+    dict_ior, [(vec(2), {}), (vec(3), {"a": 1}), (vec(4), {"n": 0})]))
+
+
+def tuple_iadd(x, t):
+    t += (x.shape[0],)
+    return t
+
+
+CASES.add("tuple_augmented_add_rebinds", lambda: Program(
+    tuple_iadd, [(vec(2), ()), (vec(3), (1,)), (vec(4), (1, 2))]))
+
+
+def dict_changed_during_iteration(x, d):
+    for k in d:
+        if k == "a":
+            d["new"] = x.shape[0]
+    return d
+
+
+CASES.add("dict_changed_size_during_iteration", lambda: Program(
+    dict_changed_during_iteration, [(vec(2), {"b": 1}), (vec(3), {"c": 2}), (vec(3), {"a": 1}), (vec(4), {})]))
+
+
+def sort_key_side_effects(x, lst):
+    calls = []
+
+    def key(v):
+        calls.append(v)
+        return -v
+    lst.sort(key=key)
+    return len(calls), x
+
+
+CASES.add("sort_key_called_per_item", lambda: Program(
+    sort_key_side_effects, [(vec(2), [3, 1, 2]), (vec(3), [5]), (vec(4), [])]))
+
+
+def mutate_in_helper_after_break(x, log):
+    def helper(v):
+        log.append(("helper", v.shape[0]))
+        return v * 2
+    print("before")
+    y = helper(x)
+    log.append("after helper")
+    return y
+
+
+@CASES.case("helper_mutation_after_break")
+def _helper_after_break():
+    log = []
+    return Program(mutate_in_helper_after_break, [(vec(2), log), (vec(3), log), (vec(4), log)])
+
+
+def finally_effects_on_error(x, log):
+    try:
+        log.append("try")
+        return x[x.shape[0] + 1]
+    finally:
+        log.append("finally")
+
+
+@CASES.case("finally_effects_on_error")
+def _finally_effects():
+    log = []
+    return Program(finally_effects_on_error, [(vec(2), log), (vec(3), log), (vec(4), log)])
+
+
+def print_global_after_append(x):
+    LOG.append(x.shape[0])
+    print("log", LOG)
+    LOG.append(-1)
+    return len(LOG)
+
+
+@CASES.case("print_global_list_between_appends")
+def _print_global():
+    _reset(LOG=[])
+    return Program(print_global_after_append, [(vec(2),), (vec(3),), (vec(4),)], observe=_log)
+
+
+def pop_from_dict_arg(x, d):
+    v = d.pop("k", 0)
+    return x + v
+
+
+@CASES.case("dict_pop_repeated")
+def _dict_pop():
+    d = {"k": 5}
+    return Program(pop_from_dict_arg, [(vec(2), d), (vec(2), d), (vec(3), d), step(lambda: d.update(k=7), vec(3), d)])
+
+
+def append_returned_value(x, lst):
+    y = x * 2
+    lst.append(y.sum())
+    lst.append(y.tolist())
+    return y
+
+
+CASES.add("append_values_from_graph", lambda: Program(
+    append_returned_value, [(vec(2), []), (vec(3), []), (vec(4, np.float32), [])]))

@@ -754,3 +754,100 @@ def nbytes_of(x):
 
 
 CASES.pure("nbytes_strides", nbytes_of, matrices())
+
+
+# ----- more int and size functions ---------------------------------------------------------------
+def math_int_functions(n):
+    return math.comb(n + 2, 2), math.gcd(n, 6), math.factorial(min(abs(n), 20)), math.isqrt(abs(n))
+
+
+CASES.pure("math_int_functions", math_int_functions, ints((2, 3, 7, 0, -4, 25)))
+
+
+def round_negative_ndigits(n):
+    return round(n, -1), round(n * 5, -1), type(round(n, -1))
+
+
+CASES.pure("round_int_negative_ndigits", round_negative_ndigits, ints((2, 3, 15, 25, -35)))
+
+
+def modular_inverse(n):
+    return pow(n, -1, 7)
+
+
+CASES.pure("pow_modular_inverse", modular_inverse, ints((2, 3, 4, 7)))
+
+
+def thousands_format(n):
+    return format(n, ","), f"{n:_}", f"{n:+}", f"{n:e}"
+
+
+CASES.pure("format_thousands", thousands_format, ints((2, 3, 12345, 10**20, -7)))
+
+
+def operator_index(x, n):
+    import operator
+    return operator.index(n), n.__index__(), x[operator.index(n) % len(x)]
+
+
+CASES.pure("operator_index_int", operator_index, arr_int((2, 3, 4, -1)))
+
+
+def size_shaped_zeros(x):
+    return np.zeros((x.shape[0], 2)), np.ones((2, len(x)), dtype=np.int32).sum(axis=0)
+
+
+CASES.pure("zeros_of_size_tuple", size_shaped_zeros, arrays())
+
+
+def size_reshape_halves(x):
+    return x.reshape(x.shape[0] // 2, 2)
+
+
+CASES.pure("reshape_by_size_odd_error", size_reshape_halves, arrays((2, 4, 6, 3)))
+
+
+def size_range_step(x):
+    return list(range(0, 10, x.shape[0])), sum(range(x.shape[0])), list(range(x.shape[0]))[-1:]
+
+
+CASES.pure("size_as_range_step", size_range_step, arrays())
+
+
+def size_set_membership(x):
+    n = x.shape[0]
+    return n in {2, 3}, {n: "a"}.get(3, "-"), sorted([n, 3, 1]), [n] * 2 == [n, n]
+
+
+CASES.pure("size_in_set_and_lists", size_set_membership, arrays())
+
+
+def float_arg_methods(x, f):
+    return f.is_integer(), f.as_integer_ratio(), f.hex(), x * f
+
+
+CASES.pure("float_arg_methods", float_arg_methods,
+           lambda: [(vec(2), v) for v in (1.5, 2.0, 0.1, -3.25)])
+
+
+def int_true_div_exact(n):
+    return n / 3 * 3 == n, float(n) == n, n / 10**20
+
+
+CASES.pure("int_true_division_exactness", int_true_div_exact, ints((2, 3, 10**17 + 1, 2**60)))
+
+
+def dynamic_int_to_dtype(x, n):
+    return np.array([n]).dtype, np.asarray(n).dtype, (x + n).dtype
+
+
+CASES.pure("int_to_array_dtype", dynamic_int_to_dtype,
+           lambda: [(vec(2, np.int8), n) for n in (2, 3, 2**40, -1)])
+
+
+def size_minus_size(x, y):
+    return x.shape[0] - y.shape[0], x[: x.shape[0] - y.shape[0]]
+
+
+CASES.pure("size_difference_negative", size_minus_size,
+           lambda: [(vec(a), vec(b)) for a, b in ((3, 1), (4, 2), (2, 3), (5, 5))])

@@ -3,10 +3,15 @@
     cd /work/main && .venv/bin/python -m tests.semantics.survey            # all cases, all backends
     .venv/bin/python -m tests.semantics.survey --backend eager -k guards/  # a subset
     .venv/bin/python -m tests.semantics.survey --write                     # regenerate known_failures.py
+    .venv/bin/python -m tests.semantics.survey --generated 0 -k objects/   # no generated programs
+
+Besides the hand-written cases it runs the generated programs of seeds 0..N-1 (``--generated N``,
+default ``program_gen.SURVEY_SEEDS``) on the eager and numba backends: their differences become
+``"generated/seed_N[backend]"`` entries, which ``test_generated_programs.py`` runs as strict xfails.
 
 ``--write`` replaces the entries of the (case, backend) pairs that were run and keeps the others,
 so a filtered run updates only its part. A key is ``"group/name"`` when the case fails on every
-backend it runs on, else ``"group/name[backend]"``.
+backend it runs on, else ``"group/name[backend]"`` (always the latter for generated programs).
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import pathlib
 import sys
 import tempfile
 import time
 
+from . import program_gen
 from .catalog import all_cases
 from .harness import BACKENDS, Difference, run_case
 
@@ -52,7 +59,7 @@ def write_known(results: dict[tuple[str, str], Difference | None], cases: dict) 
     for key, reason in load_known().items():
         case_id, _, backend = key.partition("[")
         backend = backend.rstrip("]")
-        if case_id not in cases:
+        if case_id not in cases and not case_id.startswith("generated/"):
             continue  # the case is gone
         if case_id in run_ids and (not backend or (case_id, backend) in results):
             continue  # re-measured now
@@ -64,7 +71,7 @@ def write_known(results: dict[tuple[str, str], Difference | None], cases: dict) 
     for case_id, failing in by_case.items():
         case = cases[case_id]
         ran_all = all((case_id, b) in results for b in case.backends)
-        if ran_all and set(failing) == set(case.backends):
+        if ran_all and set(failing) == set(case.backends) and case.group != "generated":
             first = next(iter(failing.values()))
             known[case_id] = reason_of(first)
             for b in case.backends:
@@ -92,12 +99,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only case ids containing this substring (repeatable)")
     parser.add_argument("--write", action="store_true", help="rewrite known_failures.py")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case run")
+    parser.add_argument("--generated", type=int, default=program_gen.SURVEY_SEEDS, metavar="N",
+                        help="also run the generated programs of seeds 0..N-1 (default %(default)s)")
     options = parser.parse_args(argv)
 
     import astcompiler as ac
     ac.config.cache_dir = tempfile.mkdtemp(prefix="ac-survey-")  # never the user's cache
 
     cases = {case.id: case for case in all_cases()}
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="ac-survey-programs-"))
+    for seed in range(options.generated):
+        case = program_gen.generated_case(seed, folder)
+        cases[case.id] = case
     results: dict[tuple[str, str], Difference | None] = {}
     kinds: dict[tuple[str, str], list[str]] = {}
     started = time.perf_counter()

@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers import BACKENDS as AVAILABLE
 
+from . import program_gen
 from .catalog import all_cases, case_params
 from .harness import Case, check_case
 from .known_failures import KNOWN_FAILURES
@@ -47,5 +48,7 @@ def test_catalog_size_and_ids() -> None:
 
 def test_known_failures_name_real_cases() -> None:
     pairs = {f"{c.id}[{b}]" for c, b in case_params()} | {c.id for c in all_cases()}
+    pairs |= {f"generated/seed_{seed}[{b}]" for seed in range(program_gen.SURVEY_SEEDS)
+              for b in program_gen.GENERATED_BACKENDS}
     stale = sorted(key for key in KNOWN_FAILURES if key not in pairs)
     assert not stale, f"known_failures.py names cases that do not exist: {stale}"

@@ -66,7 +66,13 @@ def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
     if isinstance(obj, ArrayProxy):
         return type(obj.example)
     if isinstance(obj, ObjectProxy):
-        return type(obj._ac_value)
+        source = object.__getattribute__(obj, "_ac_source")
+        if source is None:  # made inside the compiled code
+            return type(obj._ac_value)
+        from .lifting import lift  # the class read from the object: its attributes guarded
+        from .sources import Source
+        return lift(runtime.tracer, type(obj._ac_value),
+                    Source(f"type({source.name})", f"type({source.expr})"))
     return type(obj)
 
 

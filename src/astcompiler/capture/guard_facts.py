@@ -8,7 +8,8 @@ names, helpers, size relations), and its ``explain`` (what changed, in words). `
 Kinds: ``array`` (type, dtype, shape), ``size`` (a dynamic size's range), ``relation`` (a
 decision on symbolic sizes), ``type``, ``id``, ``equals`` (floats exactly: -0.0 is not 0.0, NaN
 matches NaN), ``len``, ``keys``, ``absent`` (a name missing from a globals dict), ``no_attr`` (an
-attribute missing), ``alias`` / ``distinct`` (two sources are / are not one object).
+attribute missing), ``empty_cell`` (a closure cell not bound yet), ``alias`` / ``distinct`` (two
+sources are / are not one object).
 """
 
 from __future__ import annotations
@@ -275,6 +276,19 @@ class NoAttrFact(GuardFact):
         return f"{self.source.name}.{self.value} is now defined (it was not at compile time)"
 
 
+class EmptyCellFact(GuardFact):
+    """A closure cell the code found unbound (``source.expr`` is the cell itself)."""
+
+    kind = "empty_cell"
+    reads_source = False
+
+    def code(self, namer: Namer) -> str:
+        return f"{namer.helper('___empty_cell')}({self.source.expr})"
+
+    def explain(self, actual: Any) -> str:
+        return f"{self.source.name} is now bound (it was empty at compile time)"
+
+
 class AliasFact(GuardFact):
     """``source`` is the same object as the source in ``value`` (read twice, or tested)."""
 
@@ -301,7 +315,8 @@ class DistinctFact(AliasFact):
 
 FACT_KINDS: dict[str, type[GuardFact]] = {
     cls.kind: cls for cls in (ArrayFact, SizeFact, RelationFact, TypeFact, IdFact, EqualsFact,
-                              LenFact, KeysFact, AbsentFact, NoAttrFact, AliasFact, DistinctFact)}
+                              LenFact, KeysFact, AbsentFact, NoAttrFact, EmptyCellFact, AliasFact,
+                              DistinctFact)}
 
 
 class GuardSet:
@@ -314,6 +329,7 @@ class GuardSet:
         self._seen: set[tuple] = set()
         self._pending: list[list[GuardFact]] = []
         self._identity_sources: dict[int, tuple[Any, Source]] = {}
+        self._kept_aside: list[list[GuardFact]] = []  # every list ``deferred()`` filled
 
     def add(self, kind: str, source: Source, value: Any = None, extra: Any = None) -> None:
         fact = FACT_KINDS[kind](source, value, extra)
@@ -343,6 +359,15 @@ class GuardSet:
         known = self._identity_sources.get(id(value))
         return known[1] if known is not None and known[0] is value else None
 
+    def commit_source(self, source: Source) -> None:
+        """Commit the facts kept aside about ``source`` itself (its type, its array metadata):
+        the object it holds is now used through another source."""
+        for kept in self._kept_aside:
+            own = [f for f in kept if f.source.expr == source.expr]
+            for fact in own:
+                kept.remove(fact)
+                self._commit_one(fact)
+
     def has(self, kind: str, source: Source) -> bool:
         return any(f.kind == kind and f.source.expr == source.expr for f in self.facts)
 
@@ -364,6 +389,7 @@ class _Deferred:
     def __init__(self, guards: GuardSet) -> None:
         self.guards = guards
         self.facts: list[GuardFact] = []
+        guards._kept_aside.append(self.facts)
 
     def __enter__(self) -> list[GuardFact]:
         self.guards._pending.append(self.facts)

@@ -248,7 +248,12 @@ class ObjectProxy:
         getter = user_getter(self._ac_tracer, obj, source, name)
         if getter is not None:  # a property or __getattr__ in user code: inlined, run once
             return self._ac_tracer.runtime.inline(getter[0], (self, *getter[1:]), {})
-        value = getattr(obj, name)
+        try:
+            value = getattr(obj, name)
+        except AttributeError:  # hasattr(), getattr(obj, name, default): guard the absence
+            if source is not None:
+                self._ac_tracer.guards.add("no_attr", source, name)
+            raise
         if isinstance(value, types.MethodType) and value.__self__ is obj:
             instance_dict = getattr(obj, "__dict__", None)
             if instance_dict is not None:  # a method patched onto the instance would win
@@ -538,17 +543,17 @@ def _lift_once(tracer: "Tracer", value: Any, source: Source) -> Any:
     """Arrays, containers and nn modules: one stand-in per object. The same object read again
     from another source (``f(x, x)``, two attributes holding one list) is that stand-in, with
     a guard that the two sources are still one object; so ``a is b`` and writes through one
-    seen through the other are exactly Python's. (Only objects whose own guards are committed,
-    not items of a container the code has not read yet.)"""
+    seen through the other are exactly Python's. (An object first met as an item of a container
+    the code has not read yet gets its own facts committed then.)"""
     known = tracer.lifted_objects.get(id(value))
     if known is not None and known[0] is value:
         if known[2].expr != source.expr:
+            if not tracer.guards.deferring:  # its first source's own facts now matter
+                tracer.guards.commit_source(known[2])
             tracer.guards.add("alias", source, known[2])
         return known[1]
-    guarded_now = not tracer.guards.deferring  # else its guards may never be committed
     lifted = _lift_value(tracer, value, source)
-    if guarded_now:
-        tracer.lifted_objects[id(value)] = (value, lifted, source)
+    tracer.lifted_objects[id(value)] = (value, lifted, source)
     tracer.real_objects[id(lifted)] = (lifted, value)
     return lifted
 

@@ -233,11 +233,19 @@ def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
         current_origin())
     results = list(out_leaves)
     for index, position in enumerate(array_out):
-        example = out_leaves[position]
-        example = example.example if isinstance(example, ArrayProxy) else example
-        node = tracer.graph.call("getitem", (region, index), {}, meta_of(example), region.origin)
+        leaf = out_leaves[position]
+        meta = _output_meta(leaf)
+        example = leaf.example if isinstance(leaf, ArrayProxy) else leaf
+        node = tracer.graph.call("getitem", (region, index), {}, meta, region.origin)
         results[position] = ArrayProxy(tracer, node, example)
     return PYTREES.tree_unflatten(results, out_spec)
+
+
+def _output_meta(leaf: Any) -> Any:
+    """The traced meta of an output (symbolic sizes stay symbolic), else the example's."""
+    if isinstance(leaf, ArrayProxy) and leaf.node.meta is not None:
+        return leaf.node.meta
+    return meta_of(leaf.example if isinstance(leaf, ArrayProxy) else leaf)
 
 
 def primed_call(fn: Callable, out_leaves: list, out_spec: TreeSpec) -> CaptureCall:

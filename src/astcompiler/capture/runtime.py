@@ -63,6 +63,8 @@ class Undefined:
 
 
 _UNBOUND: dict[str, Undefined] = {}
+_SUSPENDING = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+               | inspect.CO_ITERABLE_COROUTINE)  # code whose calls return generators/coroutines
 
 
 def unbound_local(name: str) -> Undefined:
@@ -134,6 +136,20 @@ def _same_items(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b))
 
 
+def _bounded(kind: str) -> Iterator[int]:
+    """Counts the iterations of one loop run in Python at capture: past
+    ``config.static_loop_limit`` the loop is a graph break (it then runs as plain Python), so
+    capture never spins on a loop whose end it cannot see."""
+    limit = config.static_loop_limit
+    count = 0
+    while True:
+        if count >= limit:
+            raise GraphBreak(f"{kind} loop still running after config.static_loop_limit "
+                             f"({limit}) iterations at capture: it runs in Python")
+        yield count
+        count += 1
+
+
 class Runtime:
     """``__ac``: the capture runtime for one compile."""
 
@@ -202,6 +218,9 @@ class Runtime:
 
     def inline(self, fn: types.FunctionType, args: tuple, kwargs: dict) -> Any:
         """Capture a call to a user function by rewriting and running its body."""
+        if fn.__code__.co_flags & _SUSPENDING:  # its body runs later, one step per next()
+            raise GraphBreak(f"calling generator or coroutine function {fn.__qualname__}: "
+                             "it runs in Python")
         source = self.guard_function(fn)
         bound = self.bind_call(fn, source, args, kwargs)
         try:
@@ -278,7 +297,8 @@ class Runtime:
             var, cell = frame.cells[name]
             try:
                 contents = cell.cell_contents
-            except ValueError:
+            except ValueError:  # not bound yet: guard that it still is not
+                self.tracer.guards.add("empty_cell", Source(f"C[{name!r}]", var))
                 values.append(Undefined(name))
                 continue
             if name.startswith("___"):  # the compiler's own helpers (split functions): fixed
@@ -339,7 +359,7 @@ class Runtime:
                 get_logger("graph_breaks").debug("loop region failed (%s); unrolling", error)
                 if set_state is not None:
                     set_state(init)  # fall back to running the loop in Python
-        for item in self.iterate(iterable):
+        for item, _ in zip(self.iterate(iterable), _bounded("for")):
             if extra_test is not None and not self.truth(extra_test()):
                 break
             body(item)
@@ -375,7 +395,7 @@ class Runtime:
         """A ``while`` statement: in Python while its condition is static; from the first
         condition on array data, the rest of the loop is a while region."""
         key = test.__code__
-        while True:
+        for _ in _bounded("while"):
             if extra_test is not None:
                 go = extra_test()
                 if self._is_traced(go):

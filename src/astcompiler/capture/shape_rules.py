@@ -8,6 +8,7 @@ recorded as guards).
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,8 +61,14 @@ class CaptureRuleContext:
                 shifted = sympy.Symbol(f"{symbol.name}_shifted", integer=True, nonnegative=True)
                 subs[symbol] = shifted + info.min
                 back[shifted] = symbol - info.min
-        simplified = sympy.simplify(sympy.simplify(sympy.sympify(expr).subs(subs)).subs(back))
+        simplified = _simplify(sympy.sympify(expr).subs(subs), tuple(back.items()))
         return int(simplified) if simplified.is_Integer else simplified
+
+
+@functools.lru_cache(maxsize=4096)
+def _simplify(shifted: Any, back: tuple) -> Any:
+    """sympy.simplify is milliseconds: each shape expression is simplified once per process."""
+    return sympy.simplify(sympy.simplify(shifted).subs(dict(back)))
 
 
 def symbolic_shape(tracer: "Tracer", op: OpDef, args: tuple, kwargs: dict) -> tuple | None:

@@ -318,8 +318,27 @@ class SymBool:
 
     __index__ = __int__
 
+    def __getattr__(self, name: str) -> Any:
+        """The other ``bool`` attributes: on the decided value (operators: ``_bool_operator``)."""
+        if name.startswith("__") or not hasattr(True, name):
+            raise AttributeError(f"'bool' object has no attribute {name!r}")
+        return getattr(bool(self), name)
+
     def describe(self) -> str:
         return f"SymBool({self.relation})"
+
+
+def _bool_operator(name: str) -> Callable:
+    def operator_(self: SymBool, *args: Any) -> Any:
+        return getattr(bool(self), name)(*args)
+    operator_.__name__ = name
+    return operator_
+
+
+for _name in ("add", "radd", "sub", "rsub", "mul", "rmul", "floordiv", "rfloordiv", "truediv",
+              "rtruediv", "mod", "rmod", "and", "rand", "or", "ror", "xor", "rxor", "neg",
+              "pos", "abs", "invert", "lt", "le", "gt", "ge", "float", "round"):
+    setattr(SymBool, f"__{_name}__", _bool_operator(f"__{_name}__"))
 
 
 def is_symbolic(value: Any) -> bool:

@@ -270,6 +270,8 @@ class Tracer:
         if fn is None or kwargs:
             return None
         kinds = tuple(a.node.meta.pytype if isinstance(a, ArrayProxy) else type(a) for a in args)
+        if not all(k in (bool, int, float, complex) for k in kinds):
+            return None  # a str or a container operand: not arithmetic on numbers
         constants = tuple(None if isinstance(a, ArrayProxy) else a for a in args)
         kind = python_result_type(op.name, kinds, constants)
         if kind is None:

@@ -26,7 +26,16 @@ from .sympy_print import to_python
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
 
 
-_HELPERS = {"___ndarray": np.ndarray, "___copysign": math.copysign, "___inf": math.inf}
+def _empty_cell(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return True
+    return False
+
+
+_HELPERS = {"___ndarray": np.ndarray, "___copysign": math.copysign, "___inf": math.inf,
+            "___empty_cell": _empty_cell}
 
 
 _RESERVED = {"___ns", "___make_guard", "___make_run"}  # names of the generated code itself
@@ -59,7 +68,8 @@ class _Constants:
 
     def helper(self, name: str) -> str:
         self.namespace[name] = _HELPERS[name]
-        self.shown[name] = {"___copysign": "math.copysign", "___inf": "math.inf"}.get(name, "")
+        self.shown[name] = {"___copysign": "math.copysign", "___inf": "math.inf",
+                            "___empty_cell": "a closure cell not bound yet"}.get(name, "")
         return name
 
     def relation(self, expr: Any, names: dict) -> str:

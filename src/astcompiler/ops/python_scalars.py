@@ -58,6 +58,8 @@ def _power_type(kinds: tuple[type, ...], constants: tuple[Any, ...]) -> type | N
             return None  # int ** n: an int for n >= 0, a float for n < 0
         return int if exponent_value >= 0 else float
     # a float is involved: a negative base with a non-integral exponent gives a complex
+    if exponent in (bool, int):
+        return float
     if exponent_value is not None and float(exponent_value).is_integer():
         return float
     if base_value is not None and base_value >= 0:

@@ -154,6 +154,39 @@ def bound_names(nodes: Sequence[cst.CSTNode], targets: Sequence[cst.CSTNode] = (
     return visitor.names
 
 
+class _SuspendsVisitor(cst.CSTVisitor):
+    """Finds ``yield``/``yield from``/``await`` in one function's own scope."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_Await(self, node: cst.Await) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def suspends(node: cst.FunctionDef) -> bool:
+    """Whether ``node`` is a generator or a coroutine (its body yields or awaits, or it is an
+    ``async def``): its statements must run as Python, never as converted loop regions."""
+    if node.asynchronous is not None:
+        return True
+    finder = _SuspendsVisitor()
+    for statement in getattr(node.body, "body", ()):
+        statement.visit(finder)
+    return finder.found
+
+
 class _Jumps(cst.CSTVisitor):
     """Which jumps a statement contains: returns anywhere (but nested scopes), breaks and
     continues that belong to the enclosing loop (not to loops nested inside)."""
@@ -322,6 +355,8 @@ class StructuredControlFlow:
     """Converts one function's body; nested function definitions are converted on their own."""
 
     def convert_function(self, node: cst.FunctionDef) -> cst.FunctionDef:
+        if suspends(node):  # a generator's loops suspend: they stay Python statements
+            return node
         body = list(node.body.body)
         fn = _Function(uses_return_flag=_returns_inside_control_flow(body))
         converted = self._block(body, fn, loop=None)
@@ -528,5 +563,5 @@ class RewriteStructuredControlFlow(cst.CSTTransformer):
         return StructuredControlFlow().convert_function(updated)
 
 
-__all__ = ["RewriteStructuredControlFlow", "StructuredControlFlow", "bound_names", "jumps",
+__all__ = ["RewriteStructuredControlFlow", "StructuredControlFlow", "bound_names", "jumps", "suspends",
            "RETURNED", "RETVAL", "RUNTIME"]

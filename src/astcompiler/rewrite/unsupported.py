@@ -2,14 +2,16 @@
 
 ``try``, ``with``, ``global``, ``nonlocal`` (at the top level), ``yield``, ``async`` constructs and
 class definitions get ``__ac.unsupported("<what>")`` in front, so the break names the user's line
-and says what to do. The statement itself is kept (never reached during capture).
+and says what to do. The statement itself is kept (never reached during capture). A generator
+function (or coroutine) also gets the break as its first statement: it runs only as Python.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from .templates import runtime_call, statement, string
+from .structured import suspends
+from .templates import body_start, runtime_call, statement, string
 
 _COMPOUND = {
     cst.Try: "a `try` block",
@@ -26,6 +28,22 @@ def _break_before(what: str, node: cst.BaseStatement) -> cst.FlattenSentinel:
     if trailing is not None:
         marker = marker.with_changes(trailing_whitespace=trailing)
     return cst.FlattenSentinel([marker, node])
+
+
+def _break_on_entry(node: cst.FunctionDef) -> cst.FunctionDef:
+    """A generator's body starts with the break: driving a generator made during capture
+    breaks before any of its statements runs (its loops are never converted or unrolled)."""
+    what = "a generator (`yield`) or `await`"
+    body = node.body
+    if isinstance(body, cst.SimpleStatementSuite):  # `def g(): yield 1`
+        small = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body.body]
+        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=small)], header=body.trailing_whitespace)
+    marker = statement(runtime_call("unsupported", [string(what)])).with_changes(
+        trailing_whitespace=body.header)
+    lines = list(body.body)
+    start = body_start(lines)
+    lines[start:start] = [marker]
+    return node.with_changes(body=body.with_changes(body=lines))
 
 
 class _FindYield(cst.CSTVisitor):
@@ -51,6 +69,8 @@ class MarkUnsupported(cst.CSTTransformer):
         self.depth -= 1
         if updated.asynchronous is not None:
             return _break_before("an `async def`", updated)
+        if suspends(updated):
+            return _break_on_entry(updated)
         return updated
 
     def _compound(self, original, updated):

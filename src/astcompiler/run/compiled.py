@@ -14,7 +14,7 @@ import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..config import config
+from ..config import config, usable_cache_dir
 from ..exc import FailOnRecompileLimitHit, RecompileError
 from . import pgo
 from .sentinels import MISS
@@ -192,7 +192,7 @@ class CompiledFunction:
                     subset.add(fact.kind, fact.source, fact.value, fact.extra)
             guard = build_guard(subset, signature_of(self._orig_fn), self._orig_fn,
                                 entry.guard.namespace, title=self.title + " (distinguishing)",
-                                cache_dir=config.cache_dir)
+                                cache_dir=usable_cache_dir())
             checks.append((entry, guard.check))
         self._distinguishing = (self._entries, checks)
         return checks

@@ -16,7 +16,7 @@ from ..capture.guard_facts import GuardSet
 from ..capture.nonstrict import CaptureCall
 from ..capture.objects import new_object
 from ..capture.runtime import signature_of
-from ..config import config
+from ..config import config, usable_cache_dir
 from ..exc import AstCompilerError, ForbiddenInCompiledCode, GraphBreak, Unsupported
 from ..graph import Graph
 from ..guards import GuardFunction, build_guard, copy_defaults
@@ -318,7 +318,7 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
                 *, fullgraph: bool, title: str, policy: Any = None) -> CacheEntry:
     """Capture, guard and lower one call of ``fn``; a graph break gives an eager entry."""
     start = time.perf_counter()
-    cache_dir = config.cache_dir
+    cache_dir = usable_cache_dir()  # the private fallback once the configured one failed
     try:
         capture = capture_function(fn, args, kwargs, cache_dir=cache_dir,
                                    unroll_limit=config.unroll_limit,
@@ -418,6 +418,8 @@ def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, ba
     callees = [] if callee is None else [CompiledFunction(callee, backend=backend, dynamic=dynamic)]
     redirect = redirect_to(callee, callees[0]) if callees else None
     plan = plan_split(fn, origin, index, cache_dir, redirect)
+    if plan is None:  # not splittable there: the whole function runs eagerly
+        return None
     pieces = [CompiledFunction(f, backend=backend, dynamic=dynamic)
               for f in (plan.prefix, plan.resume) if f is not None]
     prefix = pieces[0] if plan.prefix is not None else None

@@ -12,7 +12,8 @@ import os
 import re
 from typing import Callable
 
-from ..config import config
+from ..config import config, redirect_cache_path
+from ..source.loading import write_cache_file
 
 _LINE = re.compile(r"^(?P<source>\S.*?)\s*(#\s*dims\s*(?P<dims>[-\d ,]*))?$")
 
@@ -31,7 +32,7 @@ def profile_path(fn: Callable) -> str:
 
 
 def load(fn: Callable) -> dict[str, set[int]]:
-    path = profile_path(fn)
+    path = redirect_cache_path(profile_path(fn))  # written to the fallback when unusable
     if not os.path.exists(path):
         return {}
     dynamic: dict[str, set[int]] = {}
@@ -49,8 +50,9 @@ def load(fn: Callable) -> dict[str, set[int]]:
 
 
 def save(fn: Callable, dynamic: dict[str, set[int]]) -> str:
+    """Write the profile (atomically; to the private fallback directory, with one warning,
+    when the cache directory is unusable); returns where it went."""
     path = profile_path(fn)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     code = fn.__code__
     lines = [f"# astcompiler profile for {fn.__qualname__} ({code.co_filename}:{code.co_firstlineno})",
              "# sources that became dynamic; copy them into config.dynamic_sources or",
@@ -59,8 +61,4 @@ def save(fn: Callable, dynamic: dict[str, set[int]]) -> str:
     for source in sorted(dynamic):
         dims = ", ".join(str(d) for d in sorted(dynamic[source]))
         lines.append(f"{source}  # dims {dims}")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
-    return path
+    return write_cache_file(path, "\n".join(lines) + "\n")

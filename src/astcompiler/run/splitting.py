@@ -13,6 +13,7 @@ entry can tell "the function returned" from "here are the live variables".
 
 from __future__ import annotations
 
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -72,9 +73,91 @@ class _FlagReturns(cst.CSTTransformer):
                                                      cst.Element(value)]))
 
 
+class _HasReturn(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _has_return(statement: cst.BaseStatement) -> bool:
+    finder = _HasReturn()
+    statement.visit(finder)
+    return finder.found
+
+
 def _flag_returns(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """Statements with their returns flagged; those without a return are kept as they are (the
+    same nodes, so their source positions still name the user's lines)."""
     transformer = _FlagReturns()
-    return [s.visit(transformer) for s in statements]
+    return [s.visit(transformer) if _has_return(s) else s for s in statements]
+
+
+INLINED_COMPREHENSIONS = sys.version_info >= (3, 12)  # PEP 709: no frame of their own
+
+
+class _ExplicitSuper(cst.CSTTransformer):
+    """``super()`` -> ``super(__class__, self)`` in a method's own statements (not in nested
+    functions, whose ``super()`` is their own): a piece's first parameter is a live variable,
+    not the method's ``self``, so the zero-argument form would find the wrong instance."""
+
+    def __init__(self, first: str) -> None:
+        super().__init__()
+        self.first = first
+        self.changed = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False  # a scope of its own: its ``super()`` fails as in Python
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return INLINED_COMPREHENSIONS
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return INLINED_COMPREHENSIONS
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return INLINED_COMPREHENSIONS
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if updated.args or not (isinstance(updated.func, cst.Name) and updated.func.value == "super"):
+            return updated
+        self.changed = True
+        return updated.with_changes(args=[cst.Arg(cst.Name("__class__")), cst.Arg(cst.Name(self.first))])
+
+
+def explicit_super(fn: types.FunctionType, definition: cst.FunctionDef,
+                   positions: dict) -> tuple[list[cst.BaseStatement], dict]:
+    """The body of ``definition`` with zero-argument ``super()`` made explicit (when ``fn`` is a
+    method: it has a ``__class__`` cell and a first parameter), and the source positions with
+    the changed statements at their original lines."""
+    body = list(definition.body.body)
+    params = [*definition.params.posonly_params, *definition.params.params]
+    if "__class__" not in fn.__code__.co_freevars or not params:
+        return body, positions
+    out, moved = [], {}
+    for statement in body:
+        transformer = _ExplicitSuper(params[0].name.value)
+        changed = statement.visit(transformer)
+        if transformer.changed and statement in positions:
+            moved[changed] = positions[statement]
+        out.append(changed if transformer.changed else statement)
+    return out, ({**positions, **moved} if moved else positions)
 
 
 REDIRECT = "___redirect"
@@ -197,7 +280,8 @@ def _parameter_names(node: cst.FunctionDef) -> list[str]:
 
 def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: FunctionSource,
                        cache_dir: str, kind: str,
-                       redirect: Callable[[Any], Any] = _no_redirect) -> types.FunctionType:
+                       redirect: Callable[[Any], Any] = _no_redirect,
+                       positions: dict | None = None) -> types.FunctionType:
     """A real Python function for ``node`` (plain Python, the original closure cells), whose
     source the compiler reads from ``node`` (registered as synthetic)."""
     free = [LIVE, REDIRECT, *[v for v in fn.__code__.co_freevars if v not in (LIVE, REDIRECT)]]
@@ -217,18 +301,74 @@ def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: Fu
     result.__module__ = fn.__module__
     register_synthetic(result.__code__, FunctionSource(
         filename=origin.filename, display_name=origin.display_name, qualname=result.__qualname__,
-        node=node, positions=origin.positions, module_text=origin.module_text,
+        node=node, positions=origin.positions if positions is None else positions,
+        module_text=origin.module_text,
         digest=f"{origin.digest}-{kind}"))
     return result
 
 
+class _Nonlocals(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.names.update(item.name.value for item in node.names)
+
+
+class _ClosureNames(cst.CSTVisitor):
+    """Names mentioned inside the closures a block creates: nested functions, lambdas, classes
+    and generator expressions (objects that outlive the statement that made them; list, set
+    and dict comprehensions run at once)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def _closure(self, node: cst.CSTNode) -> bool:
+        self.names.update(names_in([node]))
+        return False
+
+    visit_FunctionDef = visit_Lambda = visit_ClassDef = visit_GeneratorExp = _closure
+
+
+def _closure_names(statements: Sequence[cst.BaseStatement]) -> set[str]:
+    finder = _ClosureNames()
+    for statement in statements:
+        statement.visit(finder)
+    return finder.names
+
+
+def shared_cells_across(fn: types.FunctionType, body: Sequence[cst.BaseStatement],
+                        index: int) -> list[str]:
+    """Variables of ``fn`` that nested functions share (cells) and that a split at statement
+    ``index`` would tear apart: read by a closure made before a piece boundary and rebound
+    after it (or written by a nested function's ``nonlocal`` and used after it). Each piece has
+    its own frame, so a closure made in one piece keeps reading (or writing) that piece's cell."""
+    cells = set(fn.__code__.co_cellvars)
+    if not cells:
+        return []
+    finder = _Nonlocals()
+    for statement in body:
+        statement.visit(finder)
+    torn: list[str] = []
+    for boundary in (index, index + 1):
+        if not 0 < boundary < len(body):
+            continue
+        before, after = _closure_names(body[:boundary]), body[boundary:]
+        rebound = set(bound_names(after)) | (finder.names & set(names_in(after)))
+        torn += [n for n in sorted(cells & before & rebound) if n not in torn]
+    return torn
+
+
 def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache_dir: str,
-               redirect: Callable[[Any], Any] | None = None) -> SplitPlan:
+               redirect: Callable[[Any], Any] | None = None) -> SplitPlan | None:
     """Build the prefix, break and resume functions for a break in statement ``index``;
     ``redirect`` (see ``redirect_to``) sends the statement's calls of the function the capture
-    broke in to its compiled version."""
+    broke in to its compiled version. None: the function cannot be split there (a variable
+    shared with a nested function would be torn apart, see ``shared_cells_across``)."""
     definition = origin.node
-    body = list(definition.body.body)
+    body, positions = explicit_super(fn, definition, origin.positions)
+    if shared_cells_across(fn, body, index):
+        return None
     params = _parameter_names(definition)
     before = params + [n for n in bound_names(body[:index]) if n not in params]
     live_in = [n for n in before if n in names_in(body[index:])]
@@ -242,7 +382,8 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache
         node = cst.FunctionDef(name=cst.Name(f"{name}__graph_{index}"), params=definition.params,
                                body=cst.IndentedBlock(body=[*_flag_returns(body[:index]),
                                                             _live_return(live_in)]))
-        prefix = _compile_synthetic(fn, node, origin, cache_dir, f"prefix_{index}")
+        prefix = _compile_synthetic(fn, node, origin, cache_dir, f"prefix_{index}",
+                                    positions=positions)
         prefix.__defaults__, prefix.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
         sources["prefix"] = cst.Module(body=[node]).code
     statement = _flag_returns([body[index]])
@@ -252,7 +393,7 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache
                                body=cst.IndentedBlock(body=[*_unbind(live_in, _maybe_unbound(body, index)),
                                                             *statement, _live_return(live_out)]))
     brk = _compile_synthetic(fn, brk_node, origin, cache_dir, f"break_{index}",
-                             redirect or _no_redirect)
+                             redirect or _no_redirect, positions)
     sources["break"] = cst.Module(body=[brk_node]).code
     resume = None
     if index + 1 < len(body):
@@ -260,7 +401,8 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache
                                body=cst.IndentedBlock(body=[
                                    *_unbind(live_out, _maybe_unbound(body, index + 1)),
                                    *body[index + 1:]]))
-        resume = _compile_synthetic(fn, node, origin, cache_dir, f"resume_{index}")
+        resume = _compile_synthetic(fn, node, origin, cache_dir, f"resume_{index}",
+                                    positions=positions)
         sources["resume"] = cst.Module(body=[node]).code
     return SplitPlan(index, live_in, live_out, prefix, brk, resume, sources)
 

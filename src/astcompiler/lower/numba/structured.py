@@ -211,6 +211,14 @@ def _ac_py_round(a):
     return int(np.rint(a))
 '''
 
+_FITS = '''
+@numba.njit(cache=True)
+def _ac_fits_{dtype}(v):
+    if v < {low} or v > {high}:
+        raise OverflowError("a Python int out of bounds for {dtype}")
+    return v
+'''
+
 _PY_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
                "equal": "==", "not_equal": "!="}
 _PY_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
@@ -433,10 +441,22 @@ class _Emitter:
         if op is not None and op.kind == "pointwise" and op.extra.get("ufunc") is not None:
             if kwargs:
                 raise NotLowerable(f"{target} with keywords")
-            operands = ", ".join(self.value(a, like if not _is_compare(target) else _dtype_of(args))
+            operands = ", ".join(self.weak_int(a, like, target) if _weak_int(a) else
+                                 self.value(a, like if not _is_compare(target) else _dtype_of(args))
                                  for a in args)
             return f"np.{target}({operands})"
         raise NotLowerable(f"op {target}")
+
+    def weak_int(self, value: Node, like: np.dtype | None, target: str) -> str:
+        """A Python int meeting a fixed-width integer op: NumPy raises OverflowError when it does
+        not fit the dtype (NEP 50); the kernel raises it too, and the graph reruns with NumPy."""
+        text = self.value(value)
+        if like is None or np.dtype(like).kind not in "iu" or _is_compare(target):
+            return text
+        dtype = np.dtype(like)
+        info = np.iinfo(dtype)
+        self.helpers.add(_FITS.format(dtype=dtype.name, low=int(info.min), high=int(info.max)))
+        return f"_ac_fits_{dtype.name}({text})"
 
     def python_scalar(self, target: str, args: tuple, pytype: type) -> str:
         """An operator on Python numbers with Python's semantics (ZeroDivisionError, floor
@@ -593,6 +613,10 @@ def _python_kind(value: Any) -> type | None:
     if isinstance(value, Node):
         return value.meta.pytype if value.meta is not None else None
     return type(value)
+
+
+def _weak_int(value: Any) -> bool:
+    return isinstance(value, Node) and value.meta is not None and value.meta.pytype is int
 
 
 def _python_number(value: Any) -> bool:
