@@ -258,3 +258,14 @@ def true_division(x, n):
 def test_true_division_and_floats_do_not_specialize(backend):
     compiled = run_calls(true_division, [(np.ones(4), n) for n in (3, 4, 5, 7)], backend)
     assert len(compiled.entries) <= 3  # n < 2.5 and n == 3.0 are guards, not a value pin
+
+
+def test_guard_relations_print_as_integer_code():
+    from astcompiler.guards.sympy_print import to_python
+    n = sympy.Symbol("s0", integer=True)
+    names = {n: "n"}
+    assert to_python(sympy.Lt(n / 2, 3), names) == "(-6 + n) < 0"  # no float division
+    assert to_python(sympy.Gt(sympy.floor(n / 3), 2), names) == "(n // 3) > 2"
+    assert to_python(sympy.Eq(sympy.Mod(n, 7), 1), names) == "(n % 7) == 1"
+    for value in range(-20, 20):
+        assert eval(to_python(sympy.Lt(n / 2, 3), {n: str(value)})) == (value / 2 < 3)

@@ -158,17 +158,21 @@ def test_bad_targets(bad, error, match):
         ac.compile(bad)
 
 
-def test_generators_and_async_functions_are_rejected():
+def test_generators_and_async_functions_run_eagerly_or_are_rejected_with_fullgraph():
     def gen(x):
         yield x
+        yield x + 1
 
     async def coro(x):
         return x
 
+    compiled = ac.compile(gen, backend="eager")
+    assert list(compiled(1)) == list(gen(1)) == [1, 2]
+    assert compiled.entries == []
     with pytest.raises(TypeError, match="generator"):
-        ac.compile(gen)
+        ac.compile(gen, fullgraph=True)
     with pytest.raises(TypeError, match="async"):
-        ac.compile(coro)
+        ac.compile(coro, fullgraph=True)
 
 
 def test_unknown_backend_fails_at_decoration():

@@ -38,7 +38,7 @@ def _break_reasons(fn, *args):
     return [r.reason for r in ac.explain(fn)(*args).break_reasons]
 
 
-# ----- nonstrict_trace -----------------------------------------------------------------------------
+# ----- nonstrict_trace ---------------------------------------------------------------------------
 @ac.nonstrict_trace
 def _plus_one(v):
     return v + 1
@@ -66,6 +66,47 @@ def test_nonstrict_trace_output_follows_the_size_of_a_dynamic_input(backend, fn)
         x = np.arange(1.0, n + 1)
         _assert_same(fn(x), compiled(x))
     assert len(compiled.entries) == 2  # static, then one dynamic entry for every other size
+
+
+@ac.nonstrict_trace
+def _sum_and_double(v):
+    return v.sum(), v * 2
+
+
+def _uses_sum_and_double(x):
+    total, doubled = _sum_and_double(x)
+    return total + doubled
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "numba"])
+def test_nonstrict_trace_returning_a_numpy_scalar_serves_every_call(backend):
+    compiled = ac.compile(_uses_sum_and_double, backend=backend)
+    for n in (3, 3, 4, 4):
+        x = np.arange(float(n))
+        _assert_same(_uses_sum_and_double(x), compiled(x))
+
+
+_counted: list = []
+
+
+@ac.nonstrict_trace
+def _returns_call_count(v):
+    _counted.append(1)
+    return v + 1, len(_counted)
+
+
+def _uses_call_count(x):
+    y, n = _returns_call_count(x)
+    return y, n
+
+
+def test_nonstrict_trace_python_output_that_changes_is_an_error_not_a_stale_value():
+    _counted.clear()
+    compiled = ac.compile(_uses_call_count, backend="eager")
+    x = np.arange(3.0)
+    _assert_same((x + 1, 1), compiled(x))  # the capture's run is the first call
+    with pytest.raises(AssertionError, match="returned 2 where its traced run returned 1"):
+        compiled(x)
 
 
 # ----- generators --------------------------------------------------------------------------------
@@ -107,6 +148,15 @@ def test_generators_in_compiled_code_give_the_plain_results(fn):
         _assert_same(fn(x), compiled(x))
 
 
+def test_generator_loops_are_never_converted_into_loop_regions():
+    from astcompiler.rewrite import rewrite_function
+    source = rewrite_function(_send_running_total, usable_cache_dir()).source
+    generator = source[source.index("def running"):source.index("g = ")]
+    assert "while True:" in generator and "v = yield total" in generator
+    assert "while_stmt" not in generator
+    assert generator.count("__ac.unsupported('a generator") == 2  # on entry, before the yield
+
+
 def test_calling_a_user_generator_function_is_a_graph_break():
     reasons = _break_reasons(_uses_squares, np.ones(3))
     assert reasons == ["calling generator or coroutine function _squares: it runs in Python"]
@@ -115,6 +165,32 @@ def test_calling_a_user_generator_function_is_a_graph_break():
 def test_generator_defined_in_compiled_code_breaks_when_driven():
     reasons = _break_reasons(_send_running_total, np.ones(3))
     assert reasons[0].startswith("a generator (`yield`) or `await` is not supported")
+
+
+def _countdown(n):
+    while n > 0:
+        n = yield n
+        n = n - 1 if n is not None else 0
+
+
+async def _async_double(x):
+    return x * 2
+
+
+def test_compiled_generator_function_runs_as_python():
+    compiled = ac.compile(_countdown, backend="eager")
+    plain_gen, compiled_gen = _countdown(3), compiled(3)
+    assert type(compiled_gen) is type(plain_gen)
+    assert [next(plain_gen), plain_gen.send(3), plain_gen.send(2)] == \
+        [next(compiled_gen), compiled_gen.send(3), compiled_gen.send(2)]
+    assert compiled.entries == []
+
+
+def test_compiled_async_function_returns_the_plain_coroutine_result():
+    import asyncio
+    compiled = ac.compile(_async_double, backend="eager")
+    x = np.arange(3.0)
+    _assert_same(asyncio.run(_async_double(x)), asyncio.run(compiled(x)))
 
 
 def _static_spin(x):
@@ -158,7 +234,7 @@ def test_static_for_loop_past_the_limit_becomes_a_graph_break():
                        "iterations at capture: it runs in Python"]
 
 
-# ----- super() in split pieces ---------------------------------------------------------------------
+# ----- super() in split pieces -------------------------------------------------------------------
 class _Base:
     def f(self, x):
         return x + 1
@@ -216,7 +292,7 @@ def test_super_in_a_comprehension_of_a_split_method_fails_as_in_python():
     assert str(got.value) == str(plain.value)
 
 
-# ----- closures across a split ---------------------------------------------------------------------
+# ----- closures across a split -------------------------------------------------------------------
 def _closure_rebound_in_loop(x, n):
     total = 0
 
@@ -258,7 +334,25 @@ def _closure_read_only(x):
     return scale(x) + k
 
 
+def _comprehension_reads_rebound(x):
+    k = 2.0
+    first = [v * k for v in x.tolist()]
+    print("break")
+    k = 3.0
+    return first, [v * k for v in x.tolist()]
+
+
+def _generator_expression_sees_rebound(x):
+    k = 2.0
+    lazy = (v * k for v in x.tolist())
+    print("break")
+    k = 3.0
+    return list(lazy)
+
+
 @pytest.mark.parametrize("fn,args", [
+    (_comprehension_reads_rebound, [(np.ones(2),), (np.arange(3.0),)]),
+    (_generator_expression_sees_rebound, [(np.ones(2),), (np.arange(3.0),)]),
     (_closure_rebound_in_loop, [(np.ones(2), 2), (np.ones(3), 3), (np.ones(3), 4)]),
     (_closure_writes_nonlocal, [(np.ones(2),), (np.ones(3),)]),
     (_closure_bound_after_break, [(np.ones(2),), (np.ones(3),)]),
@@ -270,8 +364,9 @@ def test_variables_shared_with_closures_survive_graph_breaks(fn, args):
         _assert_same(fn(*call), compiled(*call))
 
 
-def test_split_keeps_a_closure_whose_variable_is_never_rebound():
-    compiled = ac.compile(_closure_read_only, backend="eager")
+@pytest.mark.parametrize("fn", [_closure_read_only, _comprehension_reads_rebound])
+def test_split_keeps_closures_that_cannot_see_a_rebinding(fn):
+    compiled = ac.compile(fn, backend="eager")
     compiled(np.ones(2))
     assert compiled.entries[0].pieces  # split: prefix and resume compiled
 
@@ -282,7 +377,7 @@ def test_split_that_would_tear_a_shared_variable_runs_eagerly():
     assert compiled.entries[0].is_eager and not compiled.entries[0].pieces
 
 
-# ----- cache directory fallback ----------------------------------------------------------------------
+# ----- cache directory fallback ------------------------------------------------------------------
 def _doubled(x):
     return x * 2
 

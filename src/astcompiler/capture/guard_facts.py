@@ -368,9 +368,6 @@ class GuardSet:
                 kept.remove(fact)
                 self._commit_one(fact)
 
-    def has(self, kind: str, source: Source) -> bool:
-        return any(f.kind == kind and f.source.expr == source.expr for f in self.facts)
-
     def deferred(self) -> "_Deferred":
         return _Deferred(self)
 

@@ -194,6 +194,8 @@ class ArrayProxy:
                 raise GraphBreak("round(x, ndigits) of a Python number (decimal rounding is not "
                                  "modelled)")
             return self.tracer.call_op("py_round", (self,), {}, python=True)
+        if ndigits is None and self.is_scalar and self.dtype.kind in "iuf":
+            return self.tracer.call_op("py_round", (self,), {})  # NumPy scalars: a Python int
         return self.tracer.call_op("round", (self,), {} if ndigits is None else {"decimals": ndigits})
 
     def __matmul__(self, other: Any) -> Any:

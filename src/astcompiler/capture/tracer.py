@@ -34,6 +34,7 @@ def contains_proxy(value: Any) -> bool:
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
+_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 
 
 def python_meta(value: Any) -> TensorMeta:
@@ -249,6 +250,7 @@ class Tracer:
         except Exception as error:  # NumPy rejects the user's operation: its error, not ours
             error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
             raise
+        self._guard_weak_ints(op, args, example_args, result)
         origin = current_origin()
         node_args = _map_proxies(args, lambda p: self.localize(p.node))
         node_kwargs = _map_proxies(kwargs, lambda p: self.localize(p.node))
@@ -261,6 +263,23 @@ class Tracer:
             self.trace_op(REGISTRY["copy_"], (out, proxy), {})
             return out
         return proxy
+
+    def _guard_weak_ints(self, op: OpDef, args: tuple, examples: tuple, result: Any) -> None:
+        """A dynamic Python int that meets a narrow integer array (``int8_x + n``) must fit its
+        dtype, or NumPy raises OverflowError (NEP 50): the range is a guard on the int."""
+        if op.kind not in ("pointwise", "mutation") or op.name in _COMPARISONS:
+            return
+        target = examples[0] if op.kind == "mutation" and examples else result
+        dtype = getattr(target, "dtype", None)
+        if dtype is None or dtype.kind not in "iu" or (dtype.kind == "i" and dtype.itemsize == 8):
+            return
+        import sympy
+        info = np.iinfo(dtype)
+        for arg in args:
+            expr = self.node_exprs.get(arg.node) if isinstance(arg, ArrayProxy) else None
+            if expr is not None and arg.node.meta is not None and arg.node.meta.pytype is int:
+                self.evaluate_relation(sympy.Ge(expr, int(info.min)))
+                self.evaluate_relation(sympy.Le(expr, int(info.max)))
 
     def _python_scalar_op(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
         """A Python operator on Python numbers: Python's result type and value (ops/python_scalars).

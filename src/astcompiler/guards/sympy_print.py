@@ -39,6 +39,9 @@ def to_python(expr: sympy.Basic, names: dict) -> str:
                  sympy.Gt: ">", sympy.Ge: ">="}
     for kind, op in relations.items():
         if isinstance(expr, kind):
+            numer, denom = sympy.fraction(sympy.together(expr.lhs - expr.rhs))
+            if denom.is_Integer and denom > 1:  # `s0/2 < 3` as `s0 - 6 < 0`: integers only
+                return f"{p(sympy.expand(numer))} {op} 0"
             return f"{p(expr.lhs)} {op} {p(expr.rhs)}"
     if isinstance(expr, sympy.Not):
         return f"not ({p(expr.args[0])})"

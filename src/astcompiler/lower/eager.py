@@ -66,12 +66,28 @@ def run_nonstrict(node: Node, args: list[Any], call_original: bool) -> tuple:
     call_args, call_kwargs = pytrees.tree_unflatten(leaves, info["in_spec"])
     result = info["fn"](*call_args, **call_kwargs)
     out_leaves, out_spec = pytrees.tree_flatten(result)
-    arrays = [i for i, leaf in enumerate(out_leaves) if isinstance(leaf, np.ndarray)]
-    if out_spec != info["out_spec"] or arrays != info["array_out"]:
+    arrays = info["array_out"]  # traced arrays and NumPy scalars
+    name = getattr(info["fn"], "__qualname__", "function")
+    if out_spec != info["out_spec"] or not all(
+            isinstance(out_leaves[i], (np.ndarray, np.generic)) for i in arrays):
         raise AssertionError(
-            f"{getattr(info['fn'], '__qualname__', 'function')} (nonstrict_trace) must return the "
-            f"same output structure on every call: traced {info['out_spec']}, now {out_spec}")
+            f"{name} (nonstrict_trace) must return the same output structure on every call: "
+            f"traced {info['out_spec']}, now {out_spec}")
+    for i, (now, traced) in enumerate(zip(out_leaves, info["out_leaves"])):
+        if i not in arrays and not _same_constant(now, traced):  # fixed in the graph
+            raise AssertionError(
+                f"{name} (nonstrict_trace) returned {now!r} where its traced run returned "
+                f"{traced!r}: the Python values it returns are fixed at capture; return arrays, "
+                "or compute the value outside the function")
     return tuple(out_leaves[i] for i in arrays)
+
+
+def _same_constant(now: Any, traced: Any) -> bool:
+    if type(now) is not type(traced):
+        return False
+    if isinstance(now, (np.ndarray, np.generic)):
+        return bool(np.array_equal(now, traced, equal_nan=now.dtype.kind in "fc"))
+    return now == traced or (now != now and traced != traced)  # NaN is NaN
 
 
 def run_region(node: Node, args: list[Any], call_original: bool = True) -> tuple:

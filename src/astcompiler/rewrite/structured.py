@@ -18,6 +18,10 @@ At capture time the runtime either runs the statement in Python (static conditio
 trip count) or captures it once as a structured region of the graph (a loop over a symbolic range,
 a while loop, a branch on array data), using the get/set functions to read and write the state.
 
+A generator or coroutine (its own body yields or awaits) is left as it is: its loops suspend,
+so moving them into nested functions would change what it does (``unsupported.py`` makes it a
+graph break when it runs during capture).
+
 ``break``, ``continue`` and ``return`` inside these statements become flags (``__ac_brk_12``,
 ``__ac_cont_12``, ``__ac_returned``): the statements after a possible jump are guarded by the
 flags, loops get an extra test, and the function ends with ``return __ac_retval``.
@@ -563,5 +567,6 @@ class RewriteStructuredControlFlow(cst.CSTTransformer):
         return StructuredControlFlow().convert_function(updated)
 
 
-__all__ = ["RewriteStructuredControlFlow", "StructuredControlFlow", "bound_names", "jumps", "suspends",
+__all__ = ["RewriteStructuredControlFlow", "StructuredControlFlow", "bound_names", "jumps",
+           "suspends",
            "RETURNED", "RETVAL", "RUNTIME"]

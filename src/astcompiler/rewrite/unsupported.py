@@ -37,7 +37,8 @@ def _break_on_entry(node: cst.FunctionDef) -> cst.FunctionDef:
     body = node.body
     if isinstance(body, cst.SimpleStatementSuite):  # `def g(): yield 1`
         small = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body.body]
-        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=small)], header=body.trailing_whitespace)
+        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=small)],
+                                 header=body.trailing_whitespace)
     marker = statement(runtime_call("unsupported", [string(what)])).with_changes(
         trailing_whitespace=body.header)
     lines = list(body.body)

@@ -59,6 +59,11 @@ class CompiledFunction:
         self.device = device
         self.options = dict(options or {})
         self.disabled = disable
+        self._eager_reason = suspending_reason(fn)  # generators and coroutines run as Python
+        self._logged_eager = False
+        if self._eager_reason is not None and fullgraph:
+            raise TypeError(f"astcompiler.compile(fullgraph=True) cannot compile "
+                            f"{self._eager_reason}: compile the function that consumes it instead")
         self._entries: tuple[CacheEntry, ...] = ()
         self._lock = threading.RLock()
         self._warned_limit = False
@@ -112,10 +117,17 @@ class CompiledFunction:
     @_entries.setter
     def _entries(self, entries: tuple[CacheEntry, ...]) -> None:
         self.__entries = entries
-        self._fast = () if self.disabled else tuple(e.guarded for e in entries)
+        self._fast = () if self.disabled or self._eager_reason is not None \
+            else tuple(e.guarded for e in entries)
 
     def _slow_call(self, args: tuple, kwargs: dict) -> Any:
         if self.disabled:
+            return self._orig_fn(*args, **kwargs)
+        if self._eager_reason is not None:
+            if not self._logged_eager:
+                self._logged_eager = True
+                get_logger("graph_breaks").info("%s is %s: it runs eagerly", self.title,
+                                                self._eager_reason)
             return self._orig_fn(*args, **kwargs)
         if _stance_var.get() is not DEFAULT:
             return self._call_with_stance(current_stance(), args, kwargs)
@@ -315,11 +327,6 @@ def validate_function(fn: Any) -> types.FunctionType:
         return fn._orig_fn
     if not callable(fn):
         raise TypeError(f"astcompiler.compile expects a function, got {type(fn).__name__} {fn!r}")
-    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
-        raise TypeError(f"astcompiler.compile cannot compile generator function "
-                        f"{fn.__qualname__!r}: compile the function that consumes it instead")
-    if inspect.iscoroutinefunction(fn):
-        raise TypeError(f"astcompiler.compile cannot compile async function {fn.__qualname__!r}")
     if isinstance(fn, types.MethodType):
         raise TypeError(f"astcompiler.compile cannot compile {fn!r}: the bound method of a C "
                         "function or callable object has no source to rewrite")
@@ -327,6 +334,16 @@ def validate_function(fn: Any) -> types.FunctionType:
         raise TypeError(f"astcompiler.compile expects a Python function, got {type(fn).__name__}: "
                         "C functions and callable objects have no source to rewrite")
     return fn
+
+
+def suspending_reason(fn: Any) -> str | None:
+    """What ``fn`` is when its calls return a generator or a coroutine (its body runs later,
+    step by step, outside any capture), else None."""
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        return f"generator function {fn.__qualname__!r}"
+    if inspect.iscoroutinefunction(fn):
+        return f"async function {fn.__qualname__!r}"
+    return None
 
 
 def compile_callable(target: Any, make: Callable[[types.FunctionType], CompiledFunction]) -> Any:

@@ -8,7 +8,10 @@ breaks again). A break nested in a loop or branch runs that whole top-level stat
 
 Prefix and resume functions are built from the user's own statement nodes, so their generated
 code still names the user's file and lines; returns inside them become ``(True, value)`` so the
-entry can tell "the function returned" from "here are the live variables".
+entry can tell "the function returned" from "here are the live variables". Zero-argument
+``super()`` becomes ``super(__class__, self)`` (a piece's first parameter is not ``self``), and a
+function is not split where a variable shared with a nested function (a cell) would be torn
+between pieces: each piece has its own frame, so the closure would see a stale value.
 """
 
 from __future__ import annotations
@@ -135,10 +138,12 @@ class _ExplicitSuper(cst.CSTTransformer):
         return INLINED_COMPREHENSIONS
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if updated.args or not (isinstance(updated.func, cst.Name) and updated.func.value == "super"):
+        func = updated.func
+        if updated.args or not (isinstance(func, cst.Name) and func.value == "super"):
             return updated
         self.changed = True
-        return updated.with_changes(args=[cst.Arg(cst.Name("__class__")), cst.Arg(cst.Name(self.first))])
+        return updated.with_changes(args=[cst.Arg(cst.Name("__class__")),
+                                          cst.Arg(cst.Name(self.first))])
 
 
 def explicit_super(fn: types.FunctionType, definition: cst.FunctionDef,

@@ -429,6 +429,15 @@ class _Emitter:
         if meta is not None and meta.pytype is not None and not kwargs \
                 and all(_python_number(a) for a in args):
             return self.python_scalar(target, args, meta.pytype)
+        if target == "py_round" and isinstance(args[0], Node) and args[0].meta is not None:
+            dtype = np.dtype(args[0].meta.dtype)  # round() of a NumPy scalar: an int
+            kind = dtype.kind
+            if kind == "i" or (kind == "u" and dtype.itemsize < 8):
+                return f"int({self.value(args[0])})"
+            if kind == "f":
+                self.helpers.add(CHECKED)
+                self.helpers.add(PYTHON_SCALARS)
+                return f"_ac_py_round(float({self.value(args[0])}))"
         if meta is not None and meta.pytype is int and all(
                 not isinstance(a, Node) or (a.meta is not None and a.meta.pytype in (int, bool))
                 for a in args):
