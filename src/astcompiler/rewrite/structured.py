@@ -158,26 +158,30 @@ def bound_names(nodes: Sequence[cst.CSTNode], targets: Sequence[cst.CSTNode] = (
     return visitor.names
 
 
-class _SuspendsVisitor(cst.CSTVisitor):
-    """Finds ``yield``/``yield from``/``await`` in one function's own scope."""
+class _OwnScopeFinder(cst.CSTVisitor):
+    """Finds a node of the given kinds in one scope (nested functions, classes, lambdas skipped)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kinds: tuple[type, ...]) -> None:
+        self.kinds = kinds
         self.found = False
 
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kinds):
+            self.found = True
+        return not self.found and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
-    def visit_Await(self, node: cst.Await) -> None:
-        self.found = True
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
+SUSPENDING = (cst.Yield, cst.Await)
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+def in_own_scope(nodes: Sequence[cst.CSTNode], kinds: tuple[type, ...]) -> bool:
+    """Whether any of ``nodes`` holds a node of ``kinds`` outside nested scopes."""
+    finder = _OwnScopeFinder(kinds)
+    for node in nodes:
+        if isinstance(node, kinds):
+            return True
+        node.visit(finder)
+    return finder.found
 
 
 def suspends(node: cst.FunctionDef) -> bool:
@@ -185,10 +189,7 @@ def suspends(node: cst.FunctionDef) -> bool:
     ``async def``): its statements must run as Python, never as converted loop regions."""
     if node.asynchronous is not None:
         return True
-    finder = _SuspendsVisitor()
-    for statement in getattr(node.body, "body", ()):
-        statement.visit(finder)
-    return finder.found
+    return in_own_scope(getattr(node.body, "body", ()), SUSPENDING)
 
 
 class _Jumps(cst.CSTVisitor):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .structured import suspends
+from .structured import SUSPENDING, in_own_scope, suspends
 from .templates import body_start, runtime_call, statement, string
 
 _COMPOUND = {
@@ -45,17 +45,6 @@ def _break_on_entry(node: cst.FunctionDef) -> cst.FunctionDef:
     start = body_start(lines)
     lines[start:start] = [marker]
     return node.with_changes(body=body.with_changes(body=lines))
-
-
-class _FindYield(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
-
-    def visit_Await(self, node: cst.Await) -> None:
-        self.found = True
 
 
 class MarkUnsupported(cst.CSTTransformer):
@@ -96,8 +85,6 @@ class MarkUnsupported(cst.CSTTransformer):
                 return _break_before("a `global` statement (writes to module globals)", updated)
             if isinstance(small, cst.Nonlocal) and self.depth <= 1:
                 return _break_before("a `nonlocal` statement", updated)
-        finder = _FindYield()
-        updated.visit(finder)
-        if finder.found:
+        if in_own_scope([updated], SUSPENDING):
             return _break_before("a generator (`yield`) or `await`", updated)
         return updated

@@ -25,7 +25,7 @@ import libcst as cst
 
 from ..capture.runtime import is_unbound
 from ..capture.state import HANDLERS
-from ..rewrite.structured import bound_names
+from ..rewrite.structured import bound_names, in_own_scope
 from ..source import load_generated_module, write_generated_file
 from ..source.loader import FunctionSource, register_synthetic
 
@@ -76,24 +76,8 @@ class _FlagReturns(cst.CSTTransformer):
                                                      cst.Element(value)]))
 
 
-class _HasReturn(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found = True
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
 def _has_return(statement: cst.BaseStatement) -> bool:
-    finder = _HasReturn()
-    statement.visit(finder)
-    return finder.found
+    return in_own_scope([statement], (cst.Return,))
 
 
 def _flag_returns(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
