@@ -7,6 +7,8 @@ At capture time the runtime decides what the call is: a NumPy op (graph nodes), 
 
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
 from .templates import runtime_attr
@@ -35,33 +37,65 @@ def _parenthesize_generator(arg: cst.Arg) -> cst.Arg:
     return arg
 
 
+INLINED_COMPREHENSIONS = sys.version_info >= (3, 12)  # PEP 709: no frame of their own
+
+
 class ExplicitSuper(cst.CSTTransformer):
     """``super()`` -> ``super(__class__, self)`` (``self``: the method's first parameter).
 
     Zero-argument ``super()`` finds its class in the ``__class__`` cell and its instance in the
     frame's first argument; the rewritten method loads ``__class__`` in its prologue and moves
     statements into nested functions, where neither would be found. Applied to one function
-    definition; nested definitions keep their own ``super()``."""
+    definition; nested definitions keep their own ``super()``.
 
-    def __init__(self) -> None:
+    Visiting a function definition takes the instance from its first parameter; visiting
+    statements of a method needs that name as ``first``. Nested functions, classes, lambdas and
+    generator expressions (and, before Python 3.12, list/set/dict comprehensions) have their own
+    ``super()`` and are left alone; ``changed`` says whether anything was rewritten.
+    """
+
+    def __init__(self, first: str | None = None) -> None:
         super().__init__()
-        self._first: list[str | None] = []
+        self.first = first
+        self._from_definition = first is None
+        self._depth = 0
+        self.changed = False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._depth += 1
+        if not (self._from_definition and self._depth == 1):
+            return False
         params = [*node.params.posonly_params, *node.params.params]
-        self._first.append(params[0].name.value if params else None)
-        return len(self._first) == 1
+        self.first = params[0].name.value if params else None
+        return True
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        self._first.pop()
+        self._depth -= 1
         return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return INLINED_COMPREHENSIONS
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return INLINED_COMPREHENSIONS
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return INLINED_COMPREHENSIONS
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        first = self._first[-1] if self._first else None
-        if first is None or updated.args or not (isinstance(updated.func, cst.Name)
-                                                  and updated.func.value == "super"):
+        func = updated.func
+        if self.first is None or updated.args or not (isinstance(func, cst.Name)
+                                                       and func.value == "super"):
             return updated
-        return updated.with_changes(args=[cst.Arg(cst.Name("__class__")), cst.Arg(cst.Name(first))])
+        self.changed = True
+        return updated.with_changes(args=[cst.Arg(cst.Name("__class__")),
+                                          cst.Arg(cst.Name(self.first))])

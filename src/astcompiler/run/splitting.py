@@ -25,6 +25,7 @@ import libcst as cst
 
 from ..capture.runtime import is_unbound
 from ..capture.state import HANDLERS
+from ..rewrite.calls import ExplicitSuper
 from ..rewrite.structured import bound_names, in_own_scope
 from ..source import load_generated_module, write_generated_file
 from ..source.loader import FunctionSource, register_synthetic
@@ -87,49 +88,6 @@ def _flag_returns(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseState
     return [s.visit(transformer) if _has_return(s) else s for s in statements]
 
 
-INLINED_COMPREHENSIONS = sys.version_info >= (3, 12)  # PEP 709: no frame of their own
-
-
-class _ExplicitSuper(cst.CSTTransformer):
-    """``super()`` -> ``super(__class__, self)`` in a method's own statements (not in nested
-    functions, whose ``super()`` is their own): a piece's first parameter is a live variable,
-    not the method's ``self``, so the zero-argument form would find the wrong instance."""
-
-    def __init__(self, first: str) -> None:
-        super().__init__()
-        self.first = first
-        self.changed = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
-        return False  # a scope of its own: its ``super()`` fails as in Python
-
-    def visit_ListComp(self, node: cst.ListComp) -> bool:
-        return INLINED_COMPREHENSIONS
-
-    def visit_SetComp(self, node: cst.SetComp) -> bool:
-        return INLINED_COMPREHENSIONS
-
-    def visit_DictComp(self, node: cst.DictComp) -> bool:
-        return INLINED_COMPREHENSIONS
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        func = updated.func
-        if updated.args or not (isinstance(func, cst.Name) and func.value == "super"):
-            return updated
-        self.changed = True
-        return updated.with_changes(args=[cst.Arg(cst.Name("__class__")),
-                                          cst.Arg(cst.Name(self.first))])
-
-
 def explicit_super(fn: types.FunctionType, definition: cst.FunctionDef,
                    positions: dict) -> tuple[list[cst.BaseStatement], dict]:
     """The body of ``definition`` with zero-argument ``super()`` made explicit (when ``fn`` is a
@@ -141,7 +99,7 @@ def explicit_super(fn: types.FunctionType, definition: cst.FunctionDef,
         return body, positions
     out, moved = [], {}
     for statement in body:
-        transformer = _ExplicitSuper(params[0].name.value)
+        transformer = ExplicitSuper(params[0].name.value)
         changed = statement.visit(transformer)
         if transformer.changed and statement in positions:
             moved[changed] = positions[statement]
