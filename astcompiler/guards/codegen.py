@@ -111,12 +111,12 @@ def _source_hint(name: str) -> str:
     return text if len(text) <= 40 else ""
 
 
-def _literal(value: Any) -> str | None:
+def literal_code(value: Any) -> str | None:
     if isinstance(value, _LITERAL_TYPES):
         return repr(value)
     if type(value) is float and math.isfinite(value):
         return repr(value)
-    if type(value) is tuple and all(_literal(v) is not None for v in value):
+    if type(value) is tuple and all(literal_code(v) is not None for v in value):
         return repr(value)
     return None
 

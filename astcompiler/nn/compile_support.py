@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-__all__ = ["_compiled_module_call", "OptimizedModule", "module_call", "compiled_module_call"]
+__all__ = ["run_compiled_module", "OptimizedModule", "module_call", "compiled_module_call"]
 
 _CALLS: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
@@ -35,7 +35,7 @@ def compiled_module_call(options: dict[str, Any]) -> Any:
     return compiled
 
 
-def _compiled_module_call(module: Any, *args: Any, **kwargs: Any) -> Any:
+def run_compiled_module(module: Any, *args: Any, **kwargs: Any) -> Any:
     """``module(...)`` after ``module.compile(**options)``."""
     return compiled_module_call(module._compile_kwargs or {})(module, *args, **kwargs)
 

@@ -156,6 +156,11 @@ _CACHE: dict[types.CodeType, RewrittenFunction] = {}
 _CACHE_LOCK = threading.Lock()
 
 
+def cached_rewrite(code: types.CodeType) -> "RewrittenFunction | None":
+    """The rewrite already made for ``code`` (None: not rewritten yet)."""
+    return _CACHE.get(code)
+
+
 def rewrite_function(fn: types.FunctionType, cache_dir: str) -> RewrittenFunction:
     """Rewrite ``fn`` (cached per code object), write the module and load its factory."""
     code = fn.__code__

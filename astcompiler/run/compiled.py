@@ -12,19 +12,17 @@ import threading
 import types
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..config import config, usable_cache_dir
 from ..exc import FailOnRecompileLimitHit, RecompileError
 from . import pgo
 from .sentinels import MISS
-from .stance import _CURRENT as _stance_var
+from .stance import CURRENT_STANCE
 from .stance import DEFAULT, Stance, current_stance
 from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .entry import CacheEntry
+from .entry import CacheEntry, build_entry
 
 _ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
 _ALL_LOCK = threading.Lock()
@@ -34,8 +32,8 @@ def _location(fn: Callable) -> str:
     code = getattr(fn, "__code__", None)
     if code is None:
         return "?"
-    from ..source.loader import _SYNTHETIC, display_name
-    synthetic = _SYNTHETIC.get(code)
+    from ..source.loader import display_name, synthetic_source
+    synthetic = synthetic_source(code)
     if synthetic is not None:  # a piece of a split function: where its statements are
         body = getattr(synthetic.node.body, "body", ())
         lines = [synthetic.positions[s].start.line for s in body if s in synthetic.positions]
@@ -103,7 +101,7 @@ class CompiledFunction:
     # ----- dispatch ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The fast path: each entry's guarded run, oldest first (a hit is one call deep)."""
-        if _stance_var.get() is DEFAULT:
+        if CURRENT_STANCE.get() is DEFAULT:
             for guarded in self._fast:
                 result = guarded(*args, **kwargs)
                 if result is not MISS:
@@ -129,7 +127,7 @@ class CompiledFunction:
                 get_logger("graph_breaks").info("%s is %s: it runs eagerly", self.title,
                                                 self._eager_reason)
             return self._orig_fn(*args, **kwargs)
-        if _stance_var.get() is not DEFAULT:
+        if CURRENT_STANCE.get() is not DEFAULT:
             return self._call_with_stance(current_stance(), args, kwargs)
         return self._miss(args, kwargs)
 
@@ -167,8 +165,7 @@ class CompiledFunction:
 
     def _run_once_with(self, backend: str, args: tuple, kwargs: dict) -> Any:
         probe = CompiledFunction(self._orig_fn, backend=backend, fullgraph=self.fullgraph)
-        with _ALL_LOCK:
-            _ALL.discard(probe)
+        forget(probe)
         return probe._miss(args, kwargs)
 
     def _unsafe_dispatch(self, args: tuple, kwargs: dict) -> Any:
@@ -261,10 +258,9 @@ class CompiledFunction:
                 self._automatic.setdefault(source, set()).update(dims)
         chosen = lookup_backend(backend) if backend is not None else self._backend
         from ..capture.dynamic import DynamicPolicy
-        from .entry import build_entry
         policy = DynamicPolicy.from_config(config, self.dynamic, self._automatic)
-        entry = build_entry(self._orig_fn, args, kwargs, chosen,
-                            fullgraph=self.fullgraph, title=self.title, policy=policy)
+        entry = build_entry(self._orig_fn, args, kwargs, chosen, fullgraph=self.fullgraph,
+                            title=self.title, policy=policy, make_piece=_compiled_piece)
         self._entries = self._entries + (entry,)
         if pgo_on and self._automatic:
             pgo.save(self._orig_fn, self._automatic)
@@ -314,6 +310,17 @@ def _safe_check(entry: CacheEntry, args: tuple, kwargs: dict) -> bool:
         return bool(entry.guard.check(*args, **kwargs))
     except Exception:  # noqa: BLE001
         return False
+
+
+def _compiled_piece(fn: types.FunctionType, backend: Callable, dynamic: Any) -> CompiledFunction:
+    """A piece of a function split at a graph break, compiled on its own."""
+    return CompiledFunction(fn, backend=backend, dynamic=dynamic)
+
+
+def forget(function: CompiledFunction) -> None:
+    """Drop ``function`` from the registry of live compiled functions (``explain``'s probes)."""
+    with _ALL_LOCK:
+        _ALL.discard(function)
 
 
 def all_compiled_functions() -> list[CompiledFunction]:

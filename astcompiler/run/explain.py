@@ -62,7 +62,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
         return explain(fn)(*args, **kwargs)
 
     def run(*call_args: Any, **call_kwargs: Any) -> ExplainOutput:
-        from .compiled import _ALL, _ALL_LOCK, CompiledFunction, validate_function
+        from .compiled import CompiledFunction, forget, validate_function
         target = fn
         from ..nn.modules.module import Module
         module = getattr(fn, "_orig_mod", None)
@@ -77,8 +77,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
             target = target.__func__
         original = validate_function(getattr(target, "_ac_original", target))
         probe = CompiledFunction(original, backend="eager")
-        with _ALL_LOCK:
-            _ALL.discard(probe)
+        forget(probe)
         probe(*call_args, **call_kwargs)
         return _summarize(probe.entries)
 

@@ -25,12 +25,12 @@ class Stance:
 
 
 DEFAULT = Stance()
-_CURRENT: contextvars.ContextVar[Stance] = contextvars.ContextVar("astcompiler_stance",
+CURRENT_STANCE: contextvars.ContextVar[Stance] = contextvars.ContextVar("astcompiler_stance",
                                                                  default=DEFAULT)
 
 
 def current_stance() -> Stance:
-    return _CURRENT.get()
+    return CURRENT_STANCE.get()
 
 
 class set_stance:
@@ -53,14 +53,14 @@ class set_stance:
             from ..lower import check_backend
             check_backend(force_backend)
         self.new = Stance(stance, skip_guard_eval_unsafe, force_backend)
-        self._token: contextvars.Token | None = _CURRENT.set(self.new)
+        self._token: contextvars.Token | None = CURRENT_STANCE.set(self.new)
 
     def __enter__(self) -> "set_stance":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._token is not None:
-            _CURRENT.reset(self._token)
+            CURRENT_STANCE.reset(self._token)
             self._token = None
 
     def __call__(self, fn: Callable) -> Callable:
@@ -70,9 +70,9 @@ class set_stance:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            token = _CURRENT.set(new)
+            token = CURRENT_STANCE.set(new)
             try:
                 return fn(*args, **kwargs)
             finally:
-                _CURRENT.reset(token)
+                CURRENT_STANCE.reset(token)
         return wrapper

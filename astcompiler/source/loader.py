@@ -152,6 +152,11 @@ def register_synthetic(code: types.CodeType, source: FunctionSource) -> None:
         _SYNTHETIC[code] = source
 
 
+def synthetic_source(code: types.CodeType) -> FunctionSource | None:
+    """The source registered for generated code (a piece of a split function), if any."""
+    return _SYNTHETIC.get(code)
+
+
 def function_source(fn: Callable) -> FunctionSource:
     """The source of ``fn`` (a Python function); raises ``NoSourceError`` if there is none."""
     code = getattr(fn, "__code__", None)

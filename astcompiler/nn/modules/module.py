@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple, TypeVar
 import numpy as np
 
 from .._utils import add_indent, typename
-from ..compile_support import _compiled_module_call
+from ..compile_support import run_compiled_module
 from ..hooks import RemovableHandle
 from ..parameter import Parameter
 
@@ -189,7 +189,7 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._compile_kwargs is not None:
-            return _compiled_module_call(self, *args, **kwargs)
+            return run_compiled_module(self, *args, **kwargs)
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:

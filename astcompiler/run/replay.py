@@ -1,0 +1,217 @@
+"""The entry's run code: fetch inputs from their sources, call the compiled graph, replay the
+recorded side effects on the caller's objects, rebuild the return value (``build_run``)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..capture.capture import Capture, has_side_effects
+from ..capture.nonstrict import CaptureCall
+from ..capture.objects import new_object
+from ..capture.runtime import signature_of
+from ..graph import Graph
+from ..guards import GuardFunction, copy_defaults
+from ..guards.codegen import literal_code
+from ..logs import get_logger
+from ..source import load_generated_module, write_generated_file
+from .sentinels import MISS
+
+__all__ = ["build_run", "capture_calls", "disarming_first_run"]
+
+
+def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
+    kind = spec[0]
+    if kind == "out":
+        return f"___out[{spec[1]}]"
+    if kind in ("ref", "var"):  # an outside object fetched at the start / a container built once
+        return spec[1]
+    if kind == "bind":
+        return f"({spec[1]} := {_output_expr(spec[2], consts)})"
+    if kind == "object":  # an instance the compiled code created: rebuilt from its state
+        consts.setdefault("___new_object", new_object)
+        cls = f"___r{len(consts)}"
+        consts[cls] = spec[1]
+        state, slots = ("{" + ", ".join(f"{k!r}: {_output_expr(v, consts)}" for k, v in part.items())
+                        + "}" for part in spec[2:4])
+        return f"___new_object({cls}, {state}, {slots})"
+    if kind == "const":
+        literal = literal_code(spec[1])
+        if literal is not None:
+            return literal
+        name = f"___r{len(consts)}"
+        consts[name] = spec[1]
+        return name
+    if kind == "py":  # a Python scalar computed by the graph (a counter, a loop index)
+        return f"{spec[1].__name__}({_output_expr(spec[2], consts)})"
+    if kind == "tuple":
+        items = [_output_expr(s, consts) for s in spec[1]]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if kind == "list":
+        return "[" + ", ".join(_output_expr(s, consts) for s in spec[1]) + "]"
+    if kind == "set":
+        return "{" + ", ".join(_output_expr(s, consts) for s in spec[1]) + "}" if spec[1] else "set()"
+    if kind == "namedtuple":
+        name = f"___r{len(consts)}"
+        consts[name] = spec[1]
+        return f"{name}(" + ", ".join(_output_expr(s, consts) for s in spec[2]) + ")"
+    if kind == "dict":
+        keys, values = spec[1], spec[2]
+        parts = []
+        for key, value in zip(keys, values):
+            key_code = literal_code(key)
+            if key_code is None:
+                key_code = f"___r{len(consts)}"
+                consts[key_code] = key
+            parts.append(f"{key_code}: {_output_expr(value, consts)}")
+        return "{" + ", ".join(parts) + "}"
+    raise AssertionError(f"bad output spec {spec!r}")
+
+
+def _replay_lines(effects: list, consts: dict[str, Any], refs: dict[str, str]) -> list[str]:
+    """Python statements that repeat the recorded mutations of outside objects, in order, on
+    the objects as the call found them (``refs``: source expression -> variable)."""
+    lines = []
+    for effect, name_spec, arg_specs in effects:
+        target = refs.get(effect.source.expr, effect.source.expr)
+        args = [f"{a[1]}={_output_expr(a[2], consts)}" if a[0] == "keyword"
+                else _output_expr(a, consts) for a in arg_specs]
+        if effect.kind == "call":
+            lines.append(f"{target}.{effect.name}({', '.join(args)})")
+        elif effect.kind == "setitem":
+            lines.append(f"{target}[{_output_expr(name_spec, consts)}] = {args[0]}")
+        elif effect.kind == "delitem":
+            lines.append(f"del {target}[{_output_expr(name_spec, consts)}]")
+        elif effect.kind == "setattr":
+            lines.append(f"{target}.{effect.name} = {args[0]}")
+    return lines
+
+
+def _note_once(title: str) -> Callable[[BaseException], None]:
+    """Log (once per entry) that the graph raised and the call ran the original function."""
+    seen: list[bool] = []
+
+    def note(error: BaseException) -> None:
+        if not seen:
+            seen.append(True)
+            get_logger("graph_breaks").info(
+                "%s: the graph raised %s: %s; this call runs the original function (its side "
+                "effects and its exception, in Python's order)", title, type(error).__name__, error)
+
+    return note
+
+
+def _forward_call(sig: Any) -> str:
+    """The arguments that pass ``run``'s parameters on to the original function unchanged."""
+    parts = []
+    for param in sig.parameters.values():
+        if param.kind is param.VAR_POSITIONAL:
+            parts.append(f"*{param.name}")
+        elif param.kind is param.VAR_KEYWORD:
+            parts.append(f"**{param.name}")
+        elif param.kind is param.KEYWORD_ONLY:
+            parts.append(f"{param.name}={param.name}")
+        else:
+            parts.append(param.name)
+    return ", ".join(parts)
+
+
+def capture_calls(graph: Graph) -> list[CaptureCall]:
+    """The user functions the graph calls whose capture-time run stands for the first call's."""
+    found = []
+    for node in graph.nodes:
+        if node.op == "call" and node.target == "call_function" \
+                and isinstance(node.args[0], CaptureCall):
+            found.append(node.args[0])
+        if node.op == "region":
+            if isinstance(node.extra.get("fn"), CaptureCall):
+                found.append(node.extra["fn"])
+            for sub in node.extra.get("subgraphs", {}).values():
+                found += capture_calls(sub)
+    return found
+
+
+def disarming_first_run(run: Callable, calls: list[CaptureCall]) -> Callable:
+    """``run`` for the call that was captured (the first one): afterwards no capture-time result
+    is left to stand in for a later call."""
+    if not calls:
+        return run
+
+    def first_run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return run(*args, **kwargs)
+        finally:
+            for call in calls:
+                call.disarm()
+
+    first_run.__wrapped__ = run  # type: ignore[attr-defined]
+    return first_run
+
+
+def _repeatable(graph: Graph) -> bool:
+    """No node of the graph (or of its regions) changes anything outside it or runs user
+    Python: if it raises halfway, running the original function instead repeats nothing."""
+    for node in graph.nodes:
+        if node.op == "call" and (has_side_effects(node) or node.target == "call_function"):
+            return False
+        if node.op == "region" and (node.target == "nonstrict_call" or not all(
+                _repeatable(g) for g in node.extra.get("subgraphs", {}).values())):
+            return False
+    return True
+
+
+def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, original: Callable,
+              title: str, cache_dir: str) -> tuple[Callable, Callable, str, str]:
+    """Generate the entry's run function (fetch inputs from their sources, call the compiled
+    graph, replay side effects, rebuild the return value) and its guarded twin, which checks the
+    guard first: the dispatch fast path is one Python call.
+
+    Outside objects the replay mutates or the return value contains are fetched first, so both
+    see the objects the call started with. If the graph raises (an index out of range at run
+    time) and repeating it is harmless, the original function runs instead: the effects before
+    the error happen, in order, and Python raises its own exception."""
+    params = guard.params
+    consts: dict[str, Any] = {"___compiled": getattr(compiled, "fn", compiled), "___MISS": MISS,
+                              "___original": original, "___note": _note_once(title)}
+    consts.update(guard.namespace)
+    consts.update({k: v for k, v in capture.namespace.items()})
+    inputs = ", ".join(source.expr for _, source, _ in capture.inputs)
+    refs = capture.refs
+    replay_lines = _replay_lines(capture.side_effects, consts, refs)
+    result = _output_expr(capture.output_spec, consts)
+    fetch = "".join(f"        {var} = {expr}\n" for expr, var in refs.items())
+    replay = "".join(f"        {line}\n" for line in replay_lines)
+    unpack = "".join(f"    {name} = ___ns[{name!r}]\n" for name in consts)
+    if _repeatable(capture.graph):
+        call = (f"        try:\n            ___out = ___compiled({inputs})\n"
+                f"        except Exception as ___error:  # the original: its effects, its error\n"
+                f"            ___note(___error)\n"
+                f"            return ___original({_forward_call(signature_of(original))})\n")
+    else:
+        call = f"        ___out = ___compiled({inputs})\n"
+    call = f"{fetch}{call}{replay}"
+    source = (f"# {title}\n# Run code generated by astcompiler: inputs from their sources, the "
+              f"compiled graph, the return value.\n\n"
+              f"def ___make_run(___ns):\n{unpack}"
+              f"    def run({params}):\n{call}        return {result}\n"
+              f"    def guarded({params}):\n"
+              f"        try:\n            ___ok = ({guard.condition})\n"
+              f"        except Exception:\n            return ___MISS\n"
+              f"        if not ___ok:\n            return ___MISS\n"
+              f"{call}        return {result}\n"
+              f"    return run, guarded\n")
+    path = write_generated_file(f"{cache_dir}/run", "run", source)
+    run, guarded = load_generated_module(path).___make_run(consts)
+    for made in (run, guarded):
+        copy_defaults(made, original)
+        _name_like(made, original)
+    return run, guarded, source.split("    def guarded(")[0] + "    return run\n", path
+
+
+def _name_like(made: Callable, original: Callable) -> None:
+    """A call with missing or unexpected arguments fails in ``made`` first: Python's message
+    must name the user's function, as the plain call's does."""
+    name = getattr(original, "__name__", None)
+    qualname = getattr(original, "__qualname__", name)
+    if isinstance(name, str) and isinstance(qualname, str):
+        made.__code__ = made.__code__.replace(co_name=name, co_qualname=qualname)
+        made.__name__, made.__qualname__ = name, qualname
