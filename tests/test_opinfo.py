@@ -624,7 +624,7 @@ def test_opinfo_numba_full(info: OpInfo, backend: str, dtype: str) -> None:
 def _user_reachable(op: Any) -> bool:
     """Ops user code reaches directly: by a NumPy callable, a method or an attribute (ops that
     only capture emits, such as ``copy_`` or ``scalar``, are exercised through other entries)."""
-    return bool(op.aliases or op.methods or op.extra.get("attribute"))
+    return bool(op.aliases or op.methods or op.attribute)
 
 
 def test_table_covers_the_registry() -> None:

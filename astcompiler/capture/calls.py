@@ -20,6 +20,7 @@ from ..exc import GraphBreak
 from ..ops import REGISTRY
 from ..ops.ufunc_methods import lookup_bound_method
 from . import objects
+from .conversions import CONVERSION_HANDLERS
 from .lifting import BoundMethod, GuardedDict, GuardedList, NamespaceProxy, ObjectProxy
 from .proxy import ArrayProxy
 from .regions import SymRange
@@ -51,6 +52,7 @@ def _isinstance(runtime: "Runtime", obj: Any, classinfo: Any) -> bool:
     if is_symbolic(obj):  # a dynamic int (or a decision on one) is an int (a bool) to Python
         return isinstance(python_stand_in(obj), classinfo)
     if isinstance(obj, ArrayProxy):
+        runtime.tracer.refuse_ambiguous(obj)
         return isinstance(obj.example, classinfo)
     if isinstance(obj, ObjectProxy):
         return isinstance(obj._ac_value, classinfo)
@@ -64,6 +66,7 @@ def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
     if is_symbolic(obj):
         return type(python_stand_in(obj))
     if isinstance(obj, ArrayProxy):
+        runtime.tracer.refuse_ambiguous(obj)
         return type(obj.example)
     if isinstance(obj, ObjectProxy):
         source = object.__getattribute__(obj, "_ac_source")
@@ -122,6 +125,7 @@ def _ascii(runtime: "Runtime", obj: Any) -> str:
 
 HANDLERS.update({isinstance: _isinstance, type: _type, len: _len, range: _range, id: _id,
                  repr: _repr, ascii: _ascii})
+HANDLERS.update(CONVERSION_HANDLERS)  # int/float/complex/bool/max/min of traced numbers
 
 
 def _is_pure_callable(fn: Any) -> bool:

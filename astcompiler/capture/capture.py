@@ -95,6 +95,7 @@ class _Outputs:
         elif isinstance(value, SymBool):
             value = bool(value)
         if isinstance(value, ArrayProxy):
+            self.tracer.refuse_ambiguous(value)  # its Python type is decided by the data
             index = self._index.get(value.node)
             if index is None:
                 index = self._index[value.node] = len(self.nodes)

@@ -313,10 +313,25 @@ class DistinctFact(AliasFact):
     words = "a different object from"
 
 
+class WriteableFact(GuardFact):
+    """An array the compiled code writes into (or a view of it) is writeable (``value`` True),
+    or read-only (False: the write raised NumPy's error at capture)."""
+
+    kind = "writeable"
+
+    def code(self, namer: Namer) -> str:
+        return f"{'' if self.value else 'not '}{self.source.expr}.flags.writeable"
+
+    def explain(self, actual: Any) -> str:
+        state = "read-only" if self.value else "writeable"
+        return (f"array {short_name(self.source.name)!r} is now {state} (the compiled code "
+                "writes into it)")
+
+
 FACT_KINDS: dict[str, type[GuardFact]] = {
     cls.kind: cls for cls in (ArrayFact, SizeFact, RelationFact, TypeFact, IdFact, EqualsFact,
                               LenFact, KeysFact, AbsentFact, NoAttrFact, EmptyCellFact, AliasFact,
-                              DistinctFact)}
+                              DistinctFact, WriteableFact)}
 
 
 class GuardSet:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..exc import GraphBreak, Unsupported
+from ..graph import NonstrictCallInfo
 from ..pytree import DEFAULT as PYTREES, TreeSpec
 from ..source.origins import current_origin
 from .proxy import ArrayProxy
@@ -224,12 +225,12 @@ def trace_nonstrict(runtime: "Runtime", wrapper: Any, fn: Callable, args: tuple,
     region = tracer.graph.region(
         "nonstrict_call", (*[tracer.localize(v.node) for v in outer],
                            *[tracer.localize(v.node) for v in module_inputs], *captured),
-        {"body": scope.graph},
-        {"fn": primed_call(fn, out_leaves, out_spec), "in_spec": in_spec, "leaves": leaves, "array_positions": array_positions,
-         "out_spec": out_spec, "out_leaves": out_leaves, "array_out": array_out,
-         "n_controls": 0, "n_carried": 0, "n_captured": len(captured), "n_inputs": len(outer),
-         "n_module_inputs": len(module_inputs),
-         "names": [getattr(fn, "__qualname__", "fn")]},
+        NonstrictCallInfo(
+            subgraphs={"body": scope.graph}, n_captured=len(captured),
+            names=(getattr(fn, "__qualname__", "fn"),), fn=primed_call(fn, out_leaves, out_spec),
+            in_spec=in_spec, leaves=leaves, array_positions=array_positions, out_spec=out_spec,
+            out_leaves=out_leaves, array_out=array_out, n_inputs=len(outer),
+            n_module_inputs=len(module_inputs)),
         current_origin())
     results = list(out_leaves)
     for index, position in enumerate(array_out):

@@ -211,11 +211,9 @@ class ArrayProxy:
         return (self // other, self % other)
 
     def _inplace(self, op_name: str, other: Any) -> Any:
-        result = self.tracer.call_op(op_name, (self, other), {}, python=True)
         if self.is_scalar:  # NumPy scalars are immutable: `s += 1` rebinds
-            return result
-        self.tracer.call_op("copy_", (self, result), {})
-        return self
+            return self.tracer.call_op(op_name, (self, other), {}, python=True)
+        return self.tracer.call_op(op_name, (self, other), {"out": self})  # NumPy's `a += b`
 
 
 def _binary(ufunc_name: str):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..exc import GraphBreak
-from ..graph import Graph, Node, TensorMeta
+from ..graph import Graph, Node, RegionInfo, TensorMeta
 from ..source.origins import current_origin
 from .proxy import ArrayProxy
 from .tracer import Scope, python_meta
@@ -227,23 +227,33 @@ class RegionBuilder:
             _order_placeholders(p.scope.graph, [p.scope.captured[o] for o in order])
         return order
 
-    def emit(self, controls: Sequence[Any], subgraphs: dict[str, Graph], passes: Sequence[Pass],
-             info: dict[str, Any] | None = None) -> list[Any]:
+    def emit(self, controls: Sequence[Any], subgraphs: dict[str, Graph],
+             passes: Sequence[Pass]) -> list[Any]:
         """Add the region node to the current graph; return the state values after it."""
         captured = self.captured_inputs(passes)
         graph = self.tracer.graph
         control_nodes = [self.tracer.localize(c.node) if isinstance(c, ArrayProxy) else c
                          for c in controls]
         args = (*control_nodes, *self.init_nodes(), *captured)
-        details = {"names": [self.names[k] for k in self.carried()], "n_controls": len(controls),
-                   "n_carried": len(self.carried()), "n_captured": len(captured), **(info or {})}
-        node = graph.region(self.kind, args, subgraphs, details, self.origin)
+        info = RegionInfo(subgraphs=subgraphs, n_controls=len(controls),
+                          n_carried=len(self.carried()), n_captured=len(captured),
+                          names=tuple(self.names[k] for k in self.carried()))
+        node = graph.region(self.kind, args, info, self.origin)
         after = list(self.init)
         for index, k in enumerate(self.carried()):
             meta = self.metas[k]
             out = graph.call("getitem", (node, index), {}, meta, self.origin)
             after[k] = ArrayProxy(self.tracer, out, example_for(meta, self.init[k]))
+            self._keep_ambiguous(passes, k, out)
         return after
+
+    def _keep_ambiguous(self, passes: Sequence[Pass], k: int, out: Node) -> None:
+        """A carried value whose type a loop inside left to the data stays so after this one."""
+        marks = [self.tracer.ambiguous.get(p.outputs[k].node) for p in passes
+                 if isinstance(p.outputs[k], ArrayProxy)]
+        marks = [m for m in marks if m is not None]
+        if marks:
+            self.tracer.ambiguous[out] = (marks[0][0], all(m[1] for m in marks))
 
 
 def _check_branches(builder: RegionBuilder, passes: Sequence[Pass]) -> None:
@@ -300,15 +310,24 @@ def _retyped(builder: RegionBuilder, approximate: bool = True) -> list[int]:
 
 def _retype_message(builder: RegionBuilder, changed: list[int], kind: str) -> str:
     k = changed[0]
-    return (f"{builder.names[k]!r} is {value_meta(builder.init[k]).short()} before a compiled "
-            f"{kind} and {builder.metas[k].short()} inside it; if the loop runs zero times "
-            "Python keeps the old type, so the loop runs in Python")
+    name, init = builder.names[k], builder.init[k]
+    if is_undefined(init):
+        return (f"{name!r} is bound only by a compiled {kind} that may run zero times (then it "
+                "is unbound), so this use of it after the loop runs in Python")
+    return (f"{name!r} is {value_meta(init).short()} before a compiled {kind} and "
+            f"{builder.metas[k].short()} inside it; if the loop runs zero times Python keeps the "
+            "old type, so this use of it after the loop runs in Python")
 
 
-def _runs(tracer: Any, bounds: tuple[Any, Any, Any], builder: RegionBuilder) -> bool:
+def _ambiguous(builder: RegionBuilder, dead: Sequence[str]) -> list[int]:
+    """Carried variables whose type after a loop depends on whether it ran (a Python number that
+    the body makes a NumPy scalar, a variable the loop binds) and that are read after it."""
+    return [k for k in _retyped(builder) if builder.names[k] not in dead]
+
+
+def _runs(tracer: Any, bounds: tuple[Any, Any, Any]) -> bool | None:
     """Whether a retyping ``for`` loop runs at least once: a guarded decision when its bounds are
-    sizes or ints (static or dynamic); otherwise only Python numbers carried as their NumPy
-    twins are allowed (a documented approximation), other type changes are a graph break."""
+    sizes or ints (static or dynamic); None when the data decides (array values as bounds)."""
     import sympy
     start, stop, step = (_bound_expr(tracer, b) for b in bounds)
     if start is not None and stop is not None and step is not None and step.is_Integer:
@@ -316,11 +335,29 @@ def _runs(tracer: Any, bounds: tuple[Any, Any, Any], builder: RegionBuilder) -> 
         if relation in (sympy.true, sympy.false):
             return bool(relation)
         return tracer.evaluate_relation(relation)
-    changed = [k for k in _retyped(builder, approximate=False)
-               if not is_undefined(builder.init[k])]  # (temporaries of the body: unknown)
-    if changed:
-        raise GraphBreak(_retype_message(builder, changed, "loop"))
-    return True
+    return None
+
+
+def _mark_ambiguous(builder: RegionBuilder, after: list[Any], changed: list[int],
+                    kind: str) -> None:
+    """The values of ``changed`` after a loop that may run zero times: their Python type is the
+    data's (``tracer.ambiguous``); storing a number into an array stays exact, any other use is
+    a graph break there (rewrite/liveness.py already dropped the variables nothing reads)."""
+    for k in changed:
+        value = after[k]
+        if isinstance(value, ArrayProxy):
+            init = builder.init[k]
+            storable = not is_undefined(init) and value.dtype.kind in "fc"
+            builder.tracer.ambiguous[value.node] = (_retype_message(builder, [k], kind), storable)
+
+
+def _empty_example_range(examples: Sequence[Any]) -> bool:
+    """The loop's bounds as this call has them give no iteration (the body's examples are then
+    made up: an error they raise is not the program's)."""
+    try:
+        return len(range(*(int(e) for e in examples))) == 0
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _bound_expr(tracer: Any, bound: Any) -> Any:
@@ -356,15 +393,18 @@ def _order_placeholders(graph: Graph, tail: list[Node]) -> None:
 def for_region(runtime: "Runtime", bounds: tuple[Any, Any, Any], item: Callable[[Any], Any],
                body: Callable[[Any], None], get_state: Callable[[], tuple] | None,
                set_state: Callable[[tuple], None] | None, names: Sequence[str],
-               extra_test: Callable[[], Any] | None) -> None:
+               extra_test: Callable[[], Any] | None, dead: Sequence[str] = ()) -> None:
     """``for i in range(start, stop, step)`` with run-time bounds or a long trip count."""
     init = list(get_state()) if get_state is not None else []
     builder = RegionBuilder(runtime, "for_range", names, init)
-    start = bounds[0]
-    index_example = start.example if isinstance(start, ArrayProxy) else start
+    examples = [b.example if isinstance(b, ArrayProxy) else b for b in bounds]
+    empty = _empty_example_range(examples)
+    index_example = int(examples[0])
+    if empty and index_example > 0:  # e.g. an empty row of a CSR matrix: the previous index
+        index_example -= 1
 
     def run(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
-        index = ArrayProxy(builder.tracer, scope.graph.placeholders[0], int(index_example))
+        index = ArrayProxy(builder.tracer, scope.graph.placeholders[0], index_example)
         if set_state is not None:
             set_state(tuple(state))
         body(item(index))
@@ -375,31 +415,47 @@ def for_region(runtime: "Runtime", bounds: tuple[Any, Any, Any], item: Callable[
     def leading(scope: Scope) -> None:
         scope.graph.placeholder("index", python_meta(0), "i")
 
-    passes = builder.fixpoint(lambda: [builder.trace(run, leading)])
+    try:
+        passes = builder.fixpoint(lambda: [builder.trace(run, leading)])
+    except GraphBreak:
+        raise
+    except Exception as error:
+        if not empty or not getattr(error, "__ac_from_numpy__", False):
+            raise
+        # the loop does not run for this call: the error comes from a made-up index only
+        raise GraphBreak(f"the body of a loop over an empty range raised {type(error).__name__} "
+                         "on the example index used to capture it") from error
     final = passes[0]
     if set_state is not None:
         set_state(tuple(init))  # the passes left placeholders in the variables
     enter = extra_test() if extra_test is not None else True
     if enter is False:
         return
-    if _retyped(builder) and not _runs(builder.tracer, bounds, builder):
-        return  # decided (a guard): the loop does not run, the variables keep their values
+    changed: list[int] = []
+    if _retyped(builder):
+        runs = _runs(builder.tracer, bounds)
+        if runs is False:
+            return  # decided (a guard): the loop does not run, the variables keep their values
+        changed = _ambiguous(builder, dead) if runs is None else []
     body_graph = builder.finish_subgraph(final, [final.extra[0]])
     after = builder.emit([*bounds, enter], {"body": body_graph}, passes)
+    _mark_ambiguous(builder, after, changed, "loop")
     if set_state is not None:
         set_state(tuple(after))
 
 
 def while_region(runtime: "Runtime", test: Callable[[], Any], body: Callable[[], None],
                  get_state: Callable[[], tuple] | None, set_state: Callable[[tuple], None] | None,
-                 names: Sequence[str], extra_test: Callable[[], Any] | None) -> None:
-    """``while cond:`` whose condition depends on array data."""
+                 names: Sequence[str], extra_test: Callable[[], Any] | None,
+                 dead: Sequence[str] = ()) -> None:
+    """``while cond:`` whose condition depends on array data; a variable whose type after it
+    depends on whether it ran must be dead after it (``dead``), else a graph break."""
     init = list(get_state()) if get_state is not None else []
     builder = RegionBuilder(runtime, "while_loop", names, init)
 
     def condition() -> Any:
         if extra_test is not None:
-            return runtime.and_(extra_test, test)
+            return runtime.and_test(extra_test, test)
         return test()
 
     def run_cond(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -416,13 +472,12 @@ def while_region(runtime: "Runtime", test: Callable[[], Any], body: Callable[[],
     passes = builder.fixpoint(lambda: [builder.trace(run_cond), builder.trace(run_body)])
     if set_state is not None:
         set_state(tuple(init))
-    changed = _retyped(builder, approximate=False)
-    if changed:
-        raise GraphBreak(_retype_message(builder, changed, "while loop"))
+    changed = _ambiguous(builder, dead)
     cond_pass, body_pass = passes
     cond_graph = builder.finish_subgraph(cond_pass, [cond_pass.extra[0]])
     body_graph = builder.finish_subgraph(body_pass)
     after = builder.emit([], {"cond": cond_graph, "body": body_graph}, passes)
+    _mark_ambiguous(builder, after, changed, "while loop")
     if set_state is not None:
         set_state(tuple(after))
 
@@ -458,3 +513,55 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
     after = builder.emit([condition], {"true": true_graph, "false": false_graph}, passes)
     if set_state is not None:
         set_state(tuple(after))
+
+
+def choice_region(runtime: "Runtime", condition: ArrayProxy, when_true: Callable[[], Any],
+                  when_false: Callable[[], Any], what: str) -> Any:
+    """``when_true() if condition else when_false()`` on array data (``a and b``, ``a or b``,
+    ``b if c else d``): a branch region with one result, the value of the side taken; the other
+    side is never evaluated at run time. Python keeps each side's type, so both sides must give
+    the same one, and only scalars are chosen (an array operand is returned as itself by
+    ``a or b``: a copy made by a region would lose its identity); otherwise a graph break."""
+    builder = RegionBuilder(runtime, "cond", ["choice"], [None])
+
+    def side(fn: Callable[[], Any]):
+        def run(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
+            return [fn()], []
+        return run
+
+    def trace_both() -> list[Pass]:
+        return [builder.trace(side(when_true)), builder.trace(side(when_false))]
+
+    first = trace_both()  # on the call's own values: what each side really gives
+    metas = [_chosen_meta(what, p.outputs[0]) for p in first]
+    mixed = metas[0] != metas[1]
+    if mixed and not _same_number(*metas):
+        raise GraphBreak(f"the sides of {what} on array data give "
+                         f"{metas[0].short()} and {metas[1].short()}; Python keeps each type, so "
+                         "it runs in Python")
+    passes = builder.fixpoint(trace_both, first)
+    true_graph = builder.finish_subgraph(passes[0])
+    false_graph = builder.finish_subgraph(passes[1])
+    (result,) = builder.emit([condition], {"true": true_graph, "false": false_graph}, passes)
+    taken = first[0] if bool(condition.example) else first[1]
+    chosen = ArrayProxy(builder.tracer, result.node,
+                        example_for(builder.metas[0], taken.outputs[0]))
+    if mixed:  # a Python number or its NumPy twin: exact only stored into an array
+        builder.tracer.ambiguous[chosen.node] = (
+            f"the sides of {what} on array data give {metas[0].short()} and "
+            f"{metas[1].short()}; Python keeps each type, so this use of it runs in Python",
+            chosen.dtype.kind in "fc")
+    return chosen
+
+
+def _chosen_meta(what: str, value: Any) -> TensorMeta:
+    """The type of one side of a choice on array data: a number or a NumPy scalar."""
+    meta = value_meta(value)
+    if meta is None or is_undefined(value):
+        raise GraphBreak(f"{what} on array data gives a "
+                         f"{type(value).__name__} on one side, which a compiled branch cannot "
+                         "return; it runs in Python")
+    if not meta.scalar:
+        raise GraphBreak(f"{what} on array data would return an array "
+                         "operand itself (its identity); it runs in Python")
+    return meta

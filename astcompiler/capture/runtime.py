@@ -21,12 +21,14 @@ import sympy
 from ..exc import GraphBreak
 from ..config import config
 from ..logs import get_logger
+from ..graph import TensorMeta
 from ..rewrite import is_generated, rewrite_function
+from ..source.origins import current_origin
 from .calls import dispatch_call
 from .lifting import ObjectProxy, lift, lifted_source, real_object
 from .objects import identical
 from .proxy import ArrayProxy
-from .regions import SymRange, for_region, if_region, while_region
+from .regions import SymRange, choice_region, for_region, if_region, while_region
 from .sources import GLOBALS_VAR, Source, cell_source, global_source
 from .state import HANDLERS
 from .tracer import Tracer
@@ -332,8 +334,9 @@ class Runtime:
         return read_state(*thunks)
 
     def for_stmt(self, iterable: Any, body: Callable[[Any], None], get_state: Any, set_state: Any,
-                 names: tuple, extra_test: Callable[[], Any] | None) -> None:
-        """A ``for`` statement: unrolled in Python when short and static, else a loop region."""
+                 names: tuple, extra_test: Callable[[], Any] | None, dead: tuple = ()) -> None:
+        """A ``for`` statement: unrolled in Python when short and static, else a loop region.
+        ``dead``: state variables nothing reads after the loop (rewrite/liveness.py)."""
         region = self._loop_region_plan(iterable)
         if region is None and isinstance(iterable, range):
             # short and static: unroll, unless the unrolled graph grows past the node budget
@@ -352,7 +355,8 @@ class Runtime:
             bounds, item, static = region
             init = get_state() if get_state is not None else ()
             try:
-                return for_region(self, bounds, item, body, get_state, set_state, names, extra_test)
+                return for_region(self, bounds, item, body, get_state, set_state, names, extra_test,
+                                  dead)
             except GraphBreak as error:
                 if not static:
                     raise
@@ -384,28 +388,33 @@ class Runtime:
             return (iterable.start, iterable.stop, iterable.step), (lambda i: i), True
         if isinstance(iterable, ArrayProxy) and iterable.ndim > 0:
             rows = iterable.shape[0]
-            if not isinstance(rows, int) or rows > limit:
-                if not isinstance(rows, int):
-                    raise GraphBreak("iterating over an array whose length depends on the data")
+            if not isinstance(rows, int):  # a symbolic length: a loop over range(len(data))
+                stop = self.tracer.sym_value(rows.expr)  # a graph value, as range() makes it
+                return (0, stop, 1), (lambda i: iterable[i]), False
+            if rows > limit:
                 return (0, rows, 1), (lambda i: iterable[i]), True
         return None
 
     def while_stmt(self, test: Callable[[], Any], body: Callable[[], None], get_state: Any,
-                   set_state: Any, names: tuple, extra_test: Callable[[], Any] | None) -> None:
+                   set_state: Any, names: tuple, extra_test: Callable[[], Any] | None,
+                   dead: tuple = ()) -> None:
         """A ``while`` statement: in Python while its condition is static; from the first
-        condition on array data, the rest of the loop is a while region."""
+        condition on array data, the rest of the loop is a while region. ``dead``: state
+        variables nothing reads after the loop (rewrite/liveness.py)."""
         key = test.__code__
         for _ in _bounded("while"):
             if extra_test is not None:
                 go = extra_test()
                 if self._is_traced(go):
-                    return while_region(self, test, body, get_state, set_state, names, extra_test)
+                    return while_region(self, test, body, get_state, set_state, names, extra_test,
+                                        dead)
                 if not go:
                     break
             before = len(self.tracer.graph.nodes)
             condition = test()
             if self._is_traced(condition):
-                return while_region(self, test, body, get_state, set_state, names, extra_test)
+                return while_region(self, test, body, get_state, set_state, names, extra_test,
+                                    dead)
             if not self.truth(condition):
                 break
             body()
@@ -478,28 +487,74 @@ class Runtime:
         return self._short_circuit(thunks, stop_when=True)
 
     def _short_circuit(self, thunks: tuple, stop_when: bool) -> Any:
-        """``and``/``or`` with Python's semantics; once an operand is array data (a 0-d traced
-        value), the rest is evaluated too and combined with ``np.where`` (a select)."""
-        value = None
+        """``and``/``or`` as Python: each operand is evaluated only when the ones before it did
+        not decide, and the result is the deciding operand itself. A Python value decides at
+        capture (its truth is guarded as any other); array data (a traced scalar) decides at run
+        time: the rest becomes one side of a branch region, never evaluated eagerly."""
         for index, thunk in enumerate(thunks):
             value = thunk()
+            if index + 1 == len(thunks):
+                return value  # the last operand is the result, its truth is not asked
             if self._is_traced(value):
-                rest = self._short_circuit(thunks[index + 1:], stop_when) if index + 1 < len(thunks) else value
-                if rest is value:
-                    return value
-                test = self.tracer.call_op("astype", (value, np.dtype(bool)), {})
-                chosen = (value, rest) if stop_when else (rest, value)
-                return self.tracer.call_op("where", (test, *chosen), {})
-            if bool(value) == stop_when:
+                rest = thunks[index + 1:]
+                undecided = lambda: self._short_circuit(rest, stop_when)  # noqa: E731
+                decided = lambda: value  # noqa: E731
+                sides = (decided, undecided) if stop_when else (undecided, decided)
+                what = "`a or b`" if stop_when else "`a and b`"
+                return choice_region(self, self._test(value), *sides, what)
+            if self.truth(value) == stop_when:
                 return value
-        return value
+        return None  # (no operands: not produced by the rewrite)
+
+    def and_test(self, *thunks: Callable[[], Any]) -> Any:
+        return self._test_short_circuit(thunks, stop_when=False)
+
+    def or_test(self, *thunks: Callable[[], Any]) -> Any:
+        return self._test_short_circuit(thunks, stop_when=True)
+
+    def _test_short_circuit(self, thunks: tuple, stop_when: bool) -> Any:
+        """The truth of ``a and b``/``a or b`` where only the truth is used (the test of an `if`
+        or a `while`, the operand of `not`): as lazy as Python. The result is a Python bool, or a
+        traced NumPy bool on array data (a branch region of booleans, so operands of different
+        types may meet)."""
+        value = thunks[0]()
+        if not self._is_traced(value):
+            truth = self.truth(value)
+            if len(thunks) == 1 or truth == stop_when:
+                return truth
+            return self._test_short_circuit(thunks[1:], stop_when)
+        test = self._test(value)
+        if len(thunks) == 1:
+            return test
+
+        def rest() -> Any:
+            truth = self._test_short_circuit(thunks[1:], stop_when)
+            return truth if isinstance(truth, ArrayProxy) else np.bool_(truth)
+        sides = (lambda: test, rest) if stop_when else (rest, lambda: test)
+        return choice_region(self, test, *sides, "a test")
+
+    def _test(self, value: ArrayProxy) -> ArrayProxy:
+        """The truth of a traced scalar as a NumPy bool (NaN is true, as in Python)."""
+        if value.dtype == np.bool_ and value.is_scalar and value.node.meta is not None \
+                and value.node.meta.pytype is None:
+            return value
+        test = self.tracer.call_op("astype", (value, np.dtype(bool)), {})
+        return test if test.is_scalar else test[()]
 
     def not_(self, value: Any) -> Any:
+        """``not value``: a Python bool, also of array data (a node typed as a Python bool)."""
         if self._is_traced(value):
-            return self.tracer.call_op("logical_not", (value,), {})
+            test = self._test(value)
+            meta = TensorMeta((), np.dtype(bool), True, bool)
+            node = self.tracer.graph.call("logical_not", (self.tracer.localize(test.node),), {},
+                                          meta, current_origin())
+            return ArrayProxy(self.tracer, node, not bool(value.example))
         return not self.truth(value)
 
     def ifexp(self, test: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:
+        """``body() if test else orelse()``; on array data a branch region (one side runs)."""
+        if self._is_traced(test):
+            return choice_region(self, self._test(test), body, orelse, "`a if test else b`")
         return body() if self.truth(test) else orelse()
 
     @staticmethod

@@ -7,6 +7,8 @@ proxies or guarded constants, and counts unrolled loop iterations.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -34,12 +36,33 @@ def contains_proxy(value: Any) -> bool:
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
-_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 
 
 def python_meta(value: Any) -> TensorMeta:
     """Meta of a traced Python scalar (the loop index, a carried counter): NEP 50 weak."""
     return TensorMeta((), np.asarray(type(value)(0)).dtype, True, type(value))
+
+
+@contextlib.contextmanager
+def quiet_examples() -> Iterator[None]:
+    """Computing on example values never warns: the compiled run warns (or raises, under the
+    caller's ``np.errstate``) as NumPy does when it computes the real values, and a side of a
+    branch that is not taken never does."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _zero_example(proxy: ArrayProxy) -> Any:
+    """A zero of ``proxy``'s type, for scalars (a region's stand-in values); arrays as they are."""
+    example = proxy.example
+    if isinstance(example, np.generic):
+        return example.dtype.type(0)
+    if type(example) in _PYTHON_SCALARS:
+        return type(example)(0)
+    if isinstance(example, np.ndarray) and example.ndim == 0:
+        return np.zeros_like(example)
+    return example
 
 
 def _all_python(args: Any, kwargs: Any) -> bool:
@@ -100,6 +123,9 @@ class Tracer:
         self.lifted_objects: dict[int, tuple[Any, Any, Source]] = {}  # id -> (value, lifted, source)
         self.real_objects: dict[int, tuple[Any, Any]] = {}  # id(stand-in) -> (stand-in, value)
         self.node_exprs: dict[Node, Any] = {}  # graph values that are size expressions
+        # values whose Python type the data decides (after a loop that may run zero times):
+        # node -> (why, whether storing it into an array is still exact)
+        self.ambiguous: dict[Node, tuple[str, bool]] = {}
 
     # ----- graphs and scopes (regions capture into subgraphs) ---------------------------------
     @property
@@ -177,6 +203,8 @@ class Tracer:
         if existing is not None:
             return existing
         example = np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+        if isinstance(value, np.ndarray) and not value.flags.writeable:
+            example.flags.writeable = False  # a write into it raises NumPy's own error
         meta = meta_of(example)
         if shape is not None and meta is not None:
             meta = TensorMeta(shape, meta.dtype, meta.scalar)
@@ -232,6 +260,8 @@ class Tracer:
             error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
             raise
         args, kwargs = self._materialize_sizes((args, kwargs))
+        if self.ambiguous:
+            self._refuse_ambiguous_operands(op, args, kwargs)
         out = kwargs.pop("out", None)
         if isinstance(out, tuple):
             out = out[0] if len(out) == 1 else out
@@ -245,11 +275,19 @@ class Tracer:
         kwargs = self._lift_array_constants(kwargs)
         example_args = _map_proxies(args, lambda p: p.example)
         example_kwargs = _map_proxies(kwargs, lambda p: p.example)
+        if op.kind == "mutation" and args and isinstance(args[0], ArrayProxy):
+            self.guard_writeable(args[0])
+        if isinstance(out, ArrayProxy):
+            self._check_out(op, out, example_args, example_kwargs)
         try:
-            result = op.impl(*example_args, **example_kwargs)
+            with quiet_examples():
+                result = op.impl(*example_args, **example_kwargs)
         except Exception as error:  # NumPy rejects the user's operation: its error, not ours
-            error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
-            raise
+            if self.in_region:  # ... unless the examples are only a region's stand-ins
+                result = self._stand_in_result(op, args, kwargs, error)
+            else:
+                error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
+                raise
         self._guard_weak_ints(op, args, example_args, result)
         origin = current_origin()
         node_args = _map_proxies(args, lambda p: self.localize(p.node))
@@ -260,14 +298,96 @@ class Tracer:
         if out is not None:
             if not isinstance(out, ArrayProxy):
                 raise GraphBreak("out= must be a traced array")
+            self._guard_fits(proxy, out)
             self.trace_op(REGISTRY["copy_"], (out, proxy), {})
             return out
         return proxy
 
+    def _stand_in_result(self, op: OpDef, args: tuple, kwargs: dict, error: Exception) -> Any:
+        """Inside a region the examples are stand-ins (the first iteration's values, zeros for
+        carried state), not what every run sees: an op that fails on them (an index past the end
+        of a row the loop never enters, ``int()`` of a NaN stand-in) runs again with zeros for its
+        scalar operands, which give the same result type. A failure on those too is a break."""
+        zero_args = _map_proxies(args, _zero_example)
+        zero_kwargs = _map_proxies(kwargs, _zero_example)
+        try:
+            with quiet_examples():
+                return op.impl(*zero_args, **zero_kwargs)
+        except Exception:  # noqa: BLE001
+            raise GraphBreak(f"{op.name} fails on the example values inside a compiled loop or "
+                             f"branch ({type(error).__name__}: {error}); it runs in Python") from None
+
+    def refuse_ambiguous(self, value: Any) -> None:
+        """A graph break if ``value`` holds a proxy whose Python type depends on the data (a
+        Python float or a NumPy float, after a loop that may run zero times): only storing it
+        into an array is exact (``trace_op`` allows that), every other use observes the type."""
+        if self.ambiguous:
+            _map_proxies(value, self._refuse_one)
+
+    def _refuse_one(self, proxy: ArrayProxy) -> ArrayProxy:
+        mark = self.ambiguous.get(proxy.node)
+        if mark is not None:
+            raise GraphBreak(mark[0])
+        return proxy
+
+    def _refuse_ambiguous_operands(self, op: OpDef, args: tuple, kwargs: dict) -> None:
+        """Every operand, except a value of the right kind stored into an array."""
+        store = op.store(args, kwargs) if op.store is not None else None
+        stored = store.value_arg if store is not None else None
+        for index, arg in enumerate(args):
+            mark = self.ambiguous.get(arg.node) if isinstance(arg, ArrayProxy) else None
+            if mark is not None and index == stored and mark[1] \
+                    and isinstance(args[0], ArrayProxy) and not args[0].is_scalar:
+                continue
+            self.refuse_ambiguous(arg)
+        self.refuse_ambiguous(kwargs)
+
+    def guard_writeable(self, target: ArrayProxy) -> None:
+        """A write into ``target`` relies on whether the input it views is writeable: guarded
+        (a read-only example makes the write raise NumPy's error at capture)."""
+        root = target.example
+        while isinstance(getattr(root, "base", None), np.ndarray):
+            root = root.base
+        if not isinstance(root, np.ndarray):
+            return
+        for _, source, _ in self.inputs:
+            proxy = self._by_source.get(source.expr)
+            if isinstance(proxy, ArrayProxy) and proxy.example is root:
+                self.guards.add("writeable", source, bool(root.flags.writeable))
+                return
+
+    def _check_out(self, op: OpDef, out: ArrayProxy, example_args: tuple,
+                   example_kwargs: dict) -> None:
+        """``out=``: NumPy's own checks on the examples (writeable, broadcasting to the shape of
+        ``out``, casting), so a bad ``out`` raises NumPy's error, as the plain call would."""
+        self.guard_writeable(out)
+        if op.kind != "pointwise" or not isinstance(out.example, np.ndarray):
+            return
+        target = out.example if not out.example.flags.writeable else np.empty_like(out.example)
+        try:
+            with quiet_examples():
+                op.impl(*example_args, **example_kwargs, out=target)
+        except Exception as error:  # the user's out= is wrong: NumPy's error, not ours
+            error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
+            raise
+
+    def _guard_fits(self, value: Any, out: ArrayProxy) -> None:
+        """The result fits ``out`` as NumPy requires (each size 1 or equal to out's): with
+        dynamic sizes that is a guarded relation, so a later call with other sizes recompiles
+        and NumPy's own error comes out of the capture."""
+        import sympy
+        if not isinstance(value, ArrayProxy) or value.node.meta is None or out.node.meta is None:
+            return
+        pairs = zip(reversed(value.node.meta.shape), reversed(out.node.meta.shape))
+        for size, target in pairs:
+            if size == 1 or (isinstance(size, (int, np.integer)) and isinstance(target, (int, np.integer))):
+                continue
+            self.evaluate_relation(sympy.Eq(sympy.sympify(size), sympy.sympify(target)))
+
     def _guard_weak_ints(self, op: OpDef, args: tuple, examples: tuple, result: Any) -> None:
         """A dynamic Python int that meets a narrow integer array (``int8_x + n``) must fit its
         dtype, or NumPy raises OverflowError (NEP 50): the range is a guard on the int."""
-        if op.kind not in ("pointwise", "mutation") or op.name in _COMPARISONS:
+        if op.kind not in ("pointwise", "mutation") or op.comparison:
             return
         target = examples[0] if op.kind == "mutation" and examples else result
         dtype = getattr(target, "dtype", None)
@@ -324,7 +444,6 @@ class Tracer:
             return None
         if isinstance(result, tuple) and all(isinstance(r, (np.ndarray, np.generic)) for r in result):
             node = self.graph.call(op.name, node_args, node_kwargs, None, origin)
-            node.extra["tuple_metas"] = tuple(meta_of(r) for r in result)
             items = [ArrayProxy(self, self.graph.call("getitem", (node, i), {}, meta_of(r), origin), r)
                      for i, r in enumerate(result)]
             return tuple(items) if type(result) is tuple else type(result)(*items)  # named tuples
@@ -348,9 +467,8 @@ class Tracer:
         inputs = _flat_nodes((node_args, node_kwargs))
         symbolic = any((n.meta is not None and not _static(n.meta.shape)) or n in self.node_exprs
                        for n in inputs)
-        data_dependent = op.extra.get("data_dependent_shape", False) or (
-            op.name == "getitem" and any(n.meta is not None and n.meta.dtype == np.bool_
-                                         and n.meta.ndim > 0 for n in inputs[1:]))
+        data_dependent = op.data_dependent_shape is not None \
+            and op.data_dependent_shape(node_args, node_kwargs)
         if not data_dependent and not symbolic:
             return meta
         shape = None
@@ -392,7 +510,11 @@ class Tracer:
         return value
 
     def _fold(self, op: OpDef, args: tuple, kwargs: dict) -> Any:
-        result = op.impl(*args, **kwargs)
+        if self.in_region:  # a branch or an iteration that may never run: no warnings
+            with quiet_examples():
+                result = op.impl(*args, **kwargs)
+        else:
+            result = op.impl(*args, **kwargs)
         if isinstance(result, np.ndarray):
             return self.constant_array(result)
         return result

@@ -6,7 +6,8 @@ A ``Graph`` holds ``Node``s of four kinds:
 * ``call``: an op from the registry; ``target`` is the op name, ``args``/``kwargs``
   hold Nodes, Python constants, slices, tuples, dtypes.
 * ``output``: the single last node; ``args[0]`` is the flat tuple of returned values.
-* ``region``: a structured loop/branch with subgraphs (reserved for control flow).
+* ``region``: a structured loop/branch (``for_range``, ``while_loop``, ``cond``) or a
+  ``nonstrict_call``; ``info`` (a ``RegionInfo``) holds its subgraphs and how its args split.
 
 Node order is execution order: ops that mutate an array (``setitem``, ``copy_``)
 act on the storage their destination views, so readers after them see the write.
@@ -63,7 +64,7 @@ class Node:
     """One value-producing (or side-effecting) step of a graph."""
 
     __slots__ = ("graph", "name", "op", "target", "args", "kwargs", "meta", "users",
-                 "origin", "extra")
+                 "origin", "info")
 
     def __init__(self, graph: "Graph", name: str, op: str, target: Any,
                  args: tuple = (), kwargs: dict | None = None,
@@ -77,7 +78,7 @@ class Node:
         self.meta = meta
         self.users: list[Node] = []
         self.origin = origin
-        self.extra: dict[str, Any] = {}
+        self.info: RegionInfo | None = None  # region nodes only
         for inp in self.all_input_nodes():
             inp.users.append(self)
 
@@ -164,12 +165,11 @@ class Graph:
         self.nodes.append(node)
         return node
 
-    def region(self, kind: str, args: tuple, subgraphs: dict[str, "Graph"], info: dict[str, Any],
+    def region(self, kind: str, args: tuple, info: "RegionInfo",
                origin: str | None = None) -> Node:
         """A structured loop or branch; its results are read with ``getitem(region, k)``."""
         node = Node(self, self._fresh_name(kind), "region", kind, args, {}, None, origin)
-        node.extra.update(info)
-        node.extra["subgraphs"] = subgraphs
+        node.info = info
         self.nodes.append(node)
         return node
 
@@ -212,7 +212,7 @@ class Graph:
             if node.op == "call":
                 count += 1
             elif node.op == "region":
-                count += 1 + sum(g.op_count() for g in node.extra["subgraphs"].values())
+                count += 1 + sum(g.op_count() for g in node.info.subgraphs.values())
         return count
 
     def print_readable(self, name: str = "forward", print_output: bool = True) -> str:
@@ -225,6 +225,53 @@ class Graph:
 
     def __str__(self) -> str:
         return self.print_readable(print_output=False)
+
+
+@dataclass(kw_only=True)
+class RegionInfo:
+    """What a region node holds besides its args: its subgraphs, and how its args split.
+
+    ``args`` are ``(*controls, *carried, *captured)``: ``n_controls`` control values (a loop's
+    start, stop, step and entry test; a branch's condition), the ``n_carried`` initial values
+    of the state the region updates (``names``: the variables), and ``n_captured`` values of
+    enclosing graphs its subgraphs read. Subgraph labels: ``body`` (``for_range``), ``cond`` and
+    ``body`` (``while_loop``), ``true`` and ``false`` (``cond``), ``body`` (``nonstrict_call``).
+    """
+
+    subgraphs: dict[str, Graph]
+    n_controls: int = 0
+    n_carried: int = 0
+    n_captured: int = 0
+    names: tuple[str, ...] = ()
+
+    def split(self, args: tuple) -> tuple[tuple, tuple, tuple]:
+        """``args`` of the region node as (controls, carried, captured)."""
+        carried_end = self.n_controls + self.n_carried
+        return tuple(args[:self.n_controls]), tuple(args[self.n_controls:carried_end]), \
+            tuple(args[carried_end:])
+
+    def header(self) -> str:
+        """How printed graphs show the arg split: ``controls=4, carried=2, captured=1``."""
+        return f"controls={self.n_controls}, carried={self.n_carried}, captured={self.n_captured}"
+
+
+@dataclass(kw_only=True)
+class NonstrictCallInfo(RegionInfo):
+    """A ``nonstrict_trace`` call: the user's function and how its arguments and results map
+    onto the region's args and outputs. ``names`` is the function's one name; ``leaves`` the
+    flattened call arguments (``array_positions``: where the first ``n_inputs`` region args go,
+    ``n_module_inputs`` args after them are module arrays), ``in_spec``/``out_spec`` their
+    pytree specs, ``out_leaves`` the traced results, ``array_out`` which results are outputs."""
+
+    fn: Callable[..., Any]
+    in_spec: Any
+    leaves: list[Any]
+    array_positions: list[int]
+    out_spec: Any
+    out_leaves: list[Any]
+    array_out: list[int]
+    n_inputs: int
+    n_module_inputs: int = 0
 
 
 def iter_constants(values: Iterable[Any]) -> Iterator[Any]:

@@ -64,15 +64,15 @@ def _format_region(node: Node, indent: str) -> list[str]:
     origin = f"  # {node.origin}" if node.origin else ""
     if node.target == "nonstrict_call":  # one opaque call: one line
         args = ", ".join(format_value(a) for a in node.args)
-        fn = node.extra.get("names", ["fn"])[0]
-        ops = node.extra["subgraphs"]["body"].op_count()
+        fn = node.info.names[0] if node.info.names else "fn"
+        ops = node.info.subgraphs["body"].op_count()
         return [f"{indent}{node.name} = nonstrict_trace.{fn}({args}){origin}  (traced: {ops} ops)"]
-    names = ", ".join(node.extra.get("names", ()))
     args = ", ".join(format_value(a) for a in node.args)
-    lines = [f"{indent}{node.name} = region.{node.target}({args}){origin}"]
-    if names:
-        lines.append(f"{indent}# carries: {names}")
-    for label, sub in node.extra["subgraphs"].items():
+    lines = [f"{indent}{node.name} = region.{node.target}({args}){origin}",
+             f"{indent}# args: {node.info.header()}"]
+    if node.info.names:
+        lines.append(f"{indent}# carries: {', '.join(node.info.names)}")
+    for label, sub in node.info.subgraphs.items():
         lines.append(graph_to_source(sub, label, indent + "    ").rstrip("\n"))
     return lines
 

@@ -26,6 +26,10 @@ class CompiledGraph:
     output_code: str = ""
     files: list[str] = field(default_factory=list)
     kernels: dict[str, str] = field(default_factory=dict)  # kernel name -> source
+    # why nothing of the graph was compiled (no kernel, no compiled loop), or None: ``fn`` then
+    # only repeats, op by op, what the user's function does, and the caller may run that
+    # function itself instead (as fast, and exact by construction)
+    prefer_original: str | None = None
 
     def __call__(self, *args: Any) -> tuple:
         return self.fn(*args)
@@ -78,8 +82,12 @@ class RunFallback:
     eager: Callable[..., tuple]
     is_backend_error: Callable[[BaseException], bool]
     title: str = "graph"
+    instead: str = "op by op with NumPy"  # how ``eager`` runs the graph (for the warning)
     mutated: tuple[int, ...] = ()
     effects_from: tuple[str, int] | None = None  # (file, first line that writes to an input)
+    # makes a backend error local (a kernel swapped for NumPy code computing the same values):
+    # True when the fast code can run the call again
+    localize: Callable[[BaseException], bool] | None = None
     slow: bool = False
     failure: BaseException | None = None
     _calls: threading.local = field(default_factory=threading.local)  # .saved: this call's copies
@@ -116,13 +124,23 @@ class RunFallback:
             get_logger("graph_breaks").info(
                 "astcompiler: the backend could not compile %s for new argument types after it "
                 "had written to an input; the error is raised (%s: %s)", self.title,
-                type(error).__name__, _summary(error))
+                type(error).__name__, error_summary(error))
             return False
+        if self.localize is not None and self.localize(error):
+            self._calls.retry = True  # the failure stays local: ``take_retry`` runs fast again
+            return True
         first = self.failure is None
         self.failure, self.slow = error, True
         if first:
             self._report(error)
         return True
+
+    def take_retry(self) -> bool:
+        """True once after ``recover`` made a failure local: the caller's eager function then
+        runs the fast code again instead."""
+        retry = getattr(self._calls, "retry", False)
+        self._calls.retry = False
+        return retry
 
     def use_twin(self, error: BaseException, namespace: dict, name: str, twin: str) -> bool:
         """``namespace[name]`` (a kernel) failed to compile: calls of it go to ``namespace[twin]``,
@@ -133,7 +151,7 @@ class RunFallback:
             namespace[name] = namespace[twin]
             get_logger("graph_breaks").info(
                 "astcompiler: numba could not compile %s (%s: %s); %s runs instead", name,
-                type(error).__name__, _summary(error), twin)
+                type(error).__name__, error_summary(error), twin)
         return True
 
     def _before_effects(self, error: BaseException) -> bool:
@@ -150,8 +168,8 @@ class RunFallback:
     def _report(self, error: BaseException) -> None:
         import warnings
         message = (f"astcompiler: the backend could not compile {self.title} when it first ran "
-                   f"({type(error).__name__}: {_summary(error)}); this graph runs op by op with "
-                   f"NumPy from now on")
+                   f"({type(error).__name__}: {error_summary(error)}); this graph runs "
+                   f"{self.instead} from now on")
         get_logger("graph_breaks").info("%s\n%s", message, error)
         warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
 
@@ -170,7 +188,7 @@ class RunFallback:
         return run
 
 
-def _summary(error: BaseException) -> str:
+def error_summary(error: BaseException) -> str:
     """The first line of a compiler error and, when it names one, the generated line it failed on."""
     import re
     lines = [line.rstrip() for line in str(error).strip().splitlines()]

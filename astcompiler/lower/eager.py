@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import Graph, Node, map_nodes
+from ..graph import Graph, Node, NonstrictCallInfo, map_nodes
 from ..ops import REGISTRY
 from ..ops.python_scalars import PYTHON_OPS, is_python_number
 from .base import CompiledGraph
@@ -57,23 +57,24 @@ def interpret(graph: Graph, inputs: tuple, call_original: bool = True) -> tuple:
 def run_nonstrict(node: Node, args: list[Any], call_original: bool) -> tuple:
     """A nonstrict_trace call: the original function, or its traced subgraph."""
     from ..pytree import DEFAULT as pytrees
-    info = node.extra
+    info = node.info
+    assert isinstance(info, NonstrictCallInfo)
     if not call_original:
-        return interpret(info["subgraphs"]["body"], tuple(args), call_original)
-    leaves = list(info["leaves"])
-    for position, value in zip(info["array_positions"], args[:info["n_inputs"]]):
+        return interpret(info.subgraphs["body"], tuple(args), call_original)
+    leaves = list(info.leaves)
+    for position, value in zip(info.array_positions, args[:info.n_inputs]):
         leaves[position] = value
-    call_args, call_kwargs = pytrees.tree_unflatten(leaves, info["in_spec"])
-    result = info["fn"](*call_args, **call_kwargs)
+    call_args, call_kwargs = pytrees.tree_unflatten(leaves, info.in_spec)
+    result = info.fn(*call_args, **call_kwargs)
     out_leaves, out_spec = pytrees.tree_flatten(result)
-    arrays = info["array_out"]  # traced arrays and NumPy scalars
-    name = getattr(info["fn"], "__qualname__", "function")
-    if out_spec != info["out_spec"] or not all(
+    arrays = info.array_out  # traced arrays and NumPy scalars
+    name = getattr(info.fn, "__qualname__", "function")
+    if out_spec != info.out_spec or not all(
             isinstance(out_leaves[i], (np.ndarray, np.generic)) for i in arrays):
         raise AssertionError(
             f"{name} (nonstrict_trace) must return the same output structure on every call: "
-            f"traced {info['out_spec']}, now {out_spec}")
-    for i, (now, traced) in enumerate(zip(out_leaves, info["out_leaves"])):
+            f"traced {info.out_spec}, now {out_spec}")
+    for i, (now, traced) in enumerate(zip(out_leaves, info.out_leaves)):
         if i not in arrays and not _same_constant(now, traced):  # fixed in the graph
             raise AssertionError(
                 f"{name} (nonstrict_trace) returned {now!r} where its traced run returned "
@@ -92,14 +93,12 @@ def _same_constant(now: Any, traced: Any) -> bool:
 
 def run_region(node: Node, args: list[Any], call_original: bool = True) -> tuple:
     """Run a structured region on concrete values; returns the final carried state."""
-    info = node.extra
+    info = node.info
     if node.target == "nonstrict_call":
         return run_nonstrict(node, args, call_original)
-    n_controls, n_carried = info["n_controls"], info["n_carried"]
-    controls = args[:n_controls]
-    state = tuple(args[n_controls:n_controls + n_carried])
-    captured = tuple(args[n_controls + n_carried:])
-    subgraphs = info["subgraphs"]
+    n_carried = info.n_carried
+    controls, state, captured = info.split(tuple(args))
+    subgraphs = info.subgraphs
     if node.target == "for_range":
         start, stop, step, enter = controls
         if not enter:

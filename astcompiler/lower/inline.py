@@ -9,7 +9,7 @@ from ..graph import Graph, Node, map_nodes
 def inline_nonstrict_calls(graph: Graph) -> Graph:
     """Replace every nonstrict_call region of ``graph`` (in place) by the nodes of its body."""
     for region in [n for n in graph.nodes if n.op == "region" and n.target == "nonstrict_call"]:
-        body: Graph = region.extra["subgraphs"]["body"]
+        body: Graph = region.info.subgraphs["body"]
         inline_nonstrict_calls(body)
         mapping: dict[Node, Node] = dict(zip(body.placeholders, region.args))
         position = graph.nodes.index(region)
@@ -25,7 +25,7 @@ def inline_nonstrict_calls(graph: Graph) -> Graph:
                         map_nodes(node.args, mapping.__getitem__),
                         map_nodes(node.kwargs, mapping.__getitem__), node.meta,
                         node.origin or region.origin)
-            copy.extra.update(node.extra)
+            copy.info = node.info
             mapping[node] = copy
             new_nodes.append(copy)
         graph.nodes[position:position + 1] = new_nodes

@@ -6,7 +6,7 @@ backend's wrapper).
 
 TUPLE OUTPUTS: ``slogdet``, ``eigh``, ``eig``, ``qr`` (except ``mode='r'``), ``lstsq`` and ``svd``
 (with ``compute_uv=True``) return NumPy named tuples. They are registered with
-``extra["tuple_output"] = True`` and need tuple-output support in capture (not there yet).
+``tuple_output=True`` and need tuple-output support in capture (not there yet).
 
 Shape checks NumPy does before any computation (a 1-d input, a non-square matrix) are repeated in
 the normalizers so that they raise ``LinAlgError`` on proxies too; anything that depends on the
@@ -24,7 +24,6 @@ from ._args import axis_index, freeze, ndim_of, reject_out
 from .registry import register
 
 LinAlgError = np.linalg.LinAlgError
-_TUPLE = {"tuple_output": True}
 
 
 def _check_matrix(a: Any) -> None:
@@ -97,7 +96,7 @@ for _name in ("inv", "det", "eigvals"):
 for _name in ("slogdet", "eig"):
     register(f"linalg_{_name}", getattr(np.linalg, _name), kind="extern",
              normalize=_square_normalizer(), aliases=(getattr(np.linalg, _name),),
-             extra=_TUPLE, doc=f"TUPLE OUTPUT: np.linalg.{_name}(a)")
+             tuple_output=True, doc=f"TUPLE OUTPUT: np.linalg.{_name}(a)")
 
 
 def _solve_normalize(a, b):
@@ -128,7 +127,7 @@ def _eigh_normalize(a, UPLO="L"):
 
 
 register("linalg_eigh", np.linalg.eigh, kind="extern", normalize=_eigh_normalize,
-         aliases=(np.linalg.eigh,), extra=_TUPLE,
+         aliases=(np.linalg.eigh,), tuple_output=True,
          doc="TUPLE OUTPUT: np.linalg.eigh(a, UPLO) -> (eigenvalues, eigenvectors)")
 register("linalg_eigvalsh", np.linalg.eigvalsh, kind="extern", normalize=_eigh_normalize,
          aliases=(np.linalg.eigvalsh,), doc="np.linalg.eigvalsh(a, UPLO): eigenvalues only")
@@ -158,7 +157,7 @@ def _qr_normalize(a, mode="reduced"):
 
 
 register("linalg_qr", np.linalg.qr, kind="extern", normalize=_qr_normalize,
-         aliases=(np.linalg.qr,), extra=_TUPLE,
+         aliases=(np.linalg.qr,), tuple_output=True,
          doc="TUPLE OUTPUT (except mode='r'): np.linalg.qr(a, mode) -> (Q, R)")
 
 
@@ -172,7 +171,7 @@ def _lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
 
 
 register("linalg_lstsq", _lstsq, kind="extern", normalize=_lstsq_normalize,
-         aliases=(np.linalg.lstsq,), extra=_TUPLE,
+         aliases=(np.linalg.lstsq,), tuple_output=True,
          doc="TUPLE OUTPUT: np.linalg.lstsq(a, b, rcond) -> (x, residuals, rank, s); "
              "rank is a Python int")
 
@@ -190,7 +189,7 @@ def _svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
 
 
 register("linalg_svd", _svd, kind="extern", normalize=_svd_normalize, aliases=(np.linalg.svd,),
-         extra=_TUPLE,
+         tuple_output=True,
          doc="TUPLE OUTPUT (unless compute_uv=False): np.linalg.svd -> (U, S, Vh)")
 
 _NO_VALUE = object()

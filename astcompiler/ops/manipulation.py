@@ -75,7 +75,7 @@ def _swapaxes(a: Any, axis1: int, axis2: int) -> np.ndarray:
     return np.swapaxes(a, axis1, axis2)
 
 
-register("swapaxes", _swapaxes, kind="view", normalize=_swapaxes_normalize,
+register("swapaxes", _swapaxes, kind="view", layout_free=True, normalize=_swapaxes_normalize,
          aliases=(np.swapaxes,), methods=("swapaxes",), doc="np.swapaxes(a, axis1, axis2)")
 
 
@@ -99,7 +99,7 @@ def _moveaxis(a: Any, source: tuple, destination: tuple) -> np.ndarray:
     return np.moveaxis(a, source, destination)
 
 
-register("moveaxis", _moveaxis, kind="view", normalize=_moveaxis_normalize,
+register("moveaxis", _moveaxis, kind="view", layout_free=True, normalize=_moveaxis_normalize,
          aliases=(np.moveaxis,), doc="np.moveaxis(a, source, destination), both tuples")
 
 
@@ -114,7 +114,7 @@ def _expand_dims(a: Any, axis: tuple) -> np.ndarray:
     return np.expand_dims(a, axis)
 
 
-register("expand_dims", _expand_dims, kind="view", normalize=_expand_dims_normalize,
+register("expand_dims", _expand_dims, kind="view", layout_free=True, normalize=_expand_dims_normalize,
          aliases=(np.expand_dims,), doc="np.expand_dims(a, axes)")
 
 
@@ -141,7 +141,7 @@ def _squeeze(a: Any, axis: tuple | None = None) -> np.ndarray:
     return np.squeeze(a, axis=axis)
 
 
-register("squeeze", _squeeze, kind="view", normalize=_squeeze_normalize, aliases=(np.squeeze,),
+register("squeeze", _squeeze, kind="view", layout_free=True, normalize=_squeeze_normalize, aliases=(np.squeeze,),
          methods=("squeeze",), doc="np.squeeze(a, axis): axis None (every size-1 axis) or a tuple")
 
 
@@ -155,7 +155,7 @@ def _broadcast_to(array: Any, shape: tuple) -> np.ndarray:
     return np.broadcast_to(array, shape)
 
 
-register("broadcast_to", _broadcast_to, kind="view", normalize=_broadcast_to_normalize,
+register("broadcast_to", _broadcast_to, kind="view", layout_free=True, normalize=_broadcast_to_normalize,
          aliases=(np.broadcast_to,), doc="a read-only broadcast view (as NumPy)")
 
 
@@ -171,7 +171,7 @@ def _broadcast_arrays(*args: Any) -> tuple:
 
 register("broadcast_arrays", _broadcast_arrays, kind="view",
          normalize=_broadcast_arrays_normalize, aliases=(np.broadcast_arrays,),
-         extra={"tuple_output": True},
+         tuple_output=True,
          doc="TUPLE OUTPUT (one broadcast view per input); needs tuple-output support in capture")
 
 
@@ -186,7 +186,7 @@ def _atleast_normalizer(fname: str):
 
 
 for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    register(_fn.__name__, _fn, kind="view", normalize=_atleast_normalizer(_fn.__name__),
+    register(_fn.__name__, _fn, kind="view", layout_free=True, normalize=_atleast_normalizer(_fn.__name__),
              aliases=(_fn,), doc=f"np.{_fn.__name__}(a) with one argument: a view")
 
 # ---------------------------------------------------------------- flips and rotations
@@ -202,7 +202,7 @@ def _flip(m: Any, axis: tuple[int, ...]) -> Any:
     return np.flip(m, axis)
 
 
-register("flip", _flip, kind="view", normalize=_flip_normalize, aliases=(np.flip,),
+register("flip", _flip, kind="view", layout_free=True, normalize=_flip_normalize, aliases=(np.flip,),
          doc="np.flip(m, axes): axis None becomes every axis")
 
 
@@ -214,9 +214,9 @@ def _min_ndim_normalizer(ndim: int):
     return normalize
 
 
-register("fliplr", np.fliplr, kind="view", normalize=_min_ndim_normalizer(2),
+register("fliplr", np.fliplr, kind="view", layout_free=True, normalize=_min_ndim_normalizer(2),
          aliases=(np.fliplr,), doc="np.fliplr(m): reverse axis 1")
-register("flipud", np.flipud, kind="view", normalize=_min_ndim_normalizer(1),
+register("flipud", np.flipud, kind="view", layout_free=True, normalize=_min_ndim_normalizer(1),
          aliases=(np.flipud,), doc="np.flipud(m): reverse axis 0")
 
 
@@ -241,7 +241,7 @@ def _rot90(m: Any, k: int, axes: tuple) -> np.ndarray:
     return np.rot90(m, k, axes)
 
 
-register("rot90", _rot90, kind="view", normalize=_rot90_normalize, aliases=(np.rot90,),
+register("rot90", _rot90, kind="view", layout_free=True, normalize=_rot90_normalize, aliases=(np.rot90,),
          doc="np.rot90(m, k % 4, axes)")
 
 
@@ -425,11 +425,11 @@ def _part_normalize(val):
     return (freeze(val),), {}
 
 
-register("real", np.real, kind="view", normalize=_part_normalize, aliases=(np.real,),
-         extra={"attribute": "real"},
+register("real", np.real, kind="view", layout_free=True, normalize=_part_normalize, aliases=(np.real,),
+         attribute="real",
          doc="np.real(a) and the attribute a.real: a view (a itself for real input)")
-register("imag", np.imag, kind="view", normalize=_part_normalize, aliases=(np.imag,),
-         extra={"attribute": "imag"},
+register("imag", np.imag, kind="view", layout_free=True, normalize=_part_normalize, aliases=(np.imag,),
+         attribute="imag",
          doc="np.imag(a) and the attribute a.imag: a view (read-only zeros for real input)")
 
 # ---------------------------------------------------------------- diagonals
@@ -454,7 +454,7 @@ def _diagonal(a: Any, offset: int, axis1: int, axis2: int) -> np.ndarray:
     return np.diagonal(a, offset, axis1, axis2)
 
 
-register("diagonal", _diagonal, kind="view", normalize=_diagonal_normalize,
+register("diagonal", _diagonal, kind="view", layout_free=True, normalize=_diagonal_normalize,
          aliases=(np.diagonal,), methods=("diagonal",),
          doc="np.diagonal(a, offset, axis1, axis2): a read-only view")
 
@@ -501,7 +501,7 @@ def _meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str =
 
 
 register("meshgrid", _meshgrid, kind="view", normalize=_meshgrid_normalize,
-         aliases=(np.meshgrid,), extra={"tuple_output": True},
+         aliases=(np.meshgrid,), tuple_output=True,
          doc="TUPLE OUTPUT: np.meshgrid(*xi, copy, sparse, indexing); kind view since "
              "copy=False/sparse results are broadcast views of the inputs")
 

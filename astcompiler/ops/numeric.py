@@ -14,7 +14,7 @@ TypeError as NumPy. Canonical form: the array parameters positionally, every oth
 keyword (NumPy defaults made explicit, ``<no value>`` defaults left out), ``axis`` normalized.
 
 PYTHON-SCALAR OUTPUTS: ``allclose`` and ``array_equal`` return a Python ``bool``,
-``count_nonzero`` with ``axis=None`` a Python ``int`` (``extra["python_scalar_output"]``);
+``count_nonzero`` with ``axis=None`` a Python ``int`` (``OpDef.python_scalar_output``);
 capture must treat their result as a data-dependent Python value, not an array.
 """
 
@@ -83,15 +83,12 @@ def _extern_impl(fn: Callable):
 def _extern(fname: str, fn: Callable, *, arrays: tuple[str, ...] = ("a",),
             axis: AxisMode = "tuple", reject: dict[str, Any] | None = None,
             drop: tuple[str, ...] = (), name: str | None = None, doc: str = "",
-            **extra: Any) -> None:
+            **flags: Any) -> None:
     """Register ``fn`` (``np.<fname>``) as an extern op bound through its own signature."""
     register(name or fname, _extern_impl(fn), kind="extern",
-             normalize=_extern_normalizer(fname, fn, arrays, axis, reject or {}, drop),
-             aliases=(fn,), extra=extra, doc=doc or f"np.{fname}")
+             normalize=_extern_normalizer(fname, fn, arrays, axis, reject or {}, drop), **flags,
+             aliases=(fn,), doc=doc or f"np.{fname}")
 
-
-_TUPLE = {"tuple_output": True}
-_PY_SCALAR = {"python_scalar_output": True}
 
 # ---------------------------------------------------------------- statistics
 
@@ -109,7 +106,7 @@ for _name in ("nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanstd", "nan
 for _name in ("nanargmax", "nanargmin"):
     _extern(_name, getattr(np, _name), axis="single", doc=f"np.{_name}(a, axis, keepdims)")
 _extern("count_nonzero", np.count_nonzero, doc="np.count_nonzero(a, axis, keepdims): a Python "
-        "int when axis is None", **_PY_SCALAR)
+        "int when axis is None", python_scalar_output=True)
 _extern("cov", np.cov, arrays=("m",), axis="none", doc="np.cov(m, y, rowvar, bias, ddof, ...)")
 _extern("corrcoef", np.corrcoef, arrays=("x",), axis="none",
         doc="np.corrcoef(x, y, rowvar, dtype)")
@@ -119,9 +116,9 @@ _extern("corrcoef", np.corrcoef, arrays=("x",), axis="none",
 _extern("isclose", np.isclose, arrays=("a", "b"), axis="none",
         doc="np.isclose(a, b, rtol, atol, equal_nan): a bool array")
 _extern("allclose", np.allclose, arrays=("a", "b"), axis="none",
-        doc="np.allclose(a, b, rtol, atol, equal_nan): a PYTHON bool", **_PY_SCALAR)
+        doc="np.allclose(a, b, rtol, atol, equal_nan): a PYTHON bool", python_scalar_output=True)
 _extern("array_equal", np.array_equal, arrays=("a1", "a2"), axis="none",
-        doc="np.array_equal(a1, a2, equal_nan): a PYTHON bool", **_PY_SCALAR)
+        doc="np.array_equal(a1, a2, equal_nan): a PYTHON bool", python_scalar_output=True)
 
 # ---------------------------------------------------------------- 1-d numerics
 
@@ -141,7 +138,7 @@ _extern("select", np.select, arrays=("condlist", "choicelist"), axis="none",
         doc="np.select(condlist, choicelist, default): lists become tuples")
 _extern("histogram", np.histogram, arrays=("a",), axis="none",
         doc="TUPLE OUTPUT: np.histogram(a, bins, range, density, weights) -> (hist, edges)",
-        **_TUPLE)
+        tuple_output=True)
 
 # ---------------------------------------------------------------- np.fft
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exc import Unsupported
-from .registry import register
+from .registry import NUMPY_ONLY_ALL, register
 
 # ufuncs numba cannot evaluate on scalars, or that return several values
 _NOT_POINTWISE = {"matmul", "matvec", "vecmat", "vecdot", "frexp", "modf", "ldexp",
@@ -50,6 +50,26 @@ def _ufunc_normalizer(ufunc: np.ufunc):
 
 _UFUNC_METHODS = {"conjugate": ("conj", "conjugate")}  # ndarray methods that are ufuncs
 
+# cheap enough to recompute in a later sweep instead of keeping their values (``OpDef.cheap``)
+_CHEAP = {"add", "subtract", "multiply", "negative", "positive", "absolute", "fabs", "square",
+          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+          "logical_and", "logical_or", "logical_xor", "logical_not", "maximum", "minimum",
+          "fmax", "fmin", "sign", "conjugate", "bitwise_and", "bitwise_or", "bitwise_xor",
+          "invert", "divide"}
+COMPARISONS = ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
+# ``OpDef.python_int``: on Python ints, 64-bit arithmetic is Python's as is ("exact"), or after
+# a check of the operands or the result ("checked": overflow, a zero divisor, a negative shift)
+_PYTHON_INT = {
+    **{name: "exact" for name in (*COMPARISONS, "bitwise_and", "bitwise_or", "bitwise_xor",
+                                  "invert", "positive", "maximum", "minimum", "logical_not",
+                                  "logical_and", "logical_or", "logical_xor")},
+    **{name: "checked" for name in ("add", "subtract", "multiply", "negative", "absolute",
+                                    "floor_divide", "remainder", "power", "left_shift",
+                                    "right_shift")}}
+# ufuncs whose numba scalar loops differ from NumPy for these dtype kinds (``OpDef.numpy_only``)
+_NUMPY_ONLY = {"reciprocal": "iu", "spacing": "fiub", "lcm": "iub", "nextafter": NUMPY_ONLY_ALL,
+               "float_power": NUMPY_ONLY_ALL}
+
 
 def _template(name: str, nin: int) -> str:
     return f"np.{name}(" + ", ".join(f"{{{i}}}" for i in range(nin)) + ")"
@@ -68,8 +88,9 @@ def _register_ufuncs() -> list[str]:
         name = ufunc.__name__
         register(name, ufunc, kind="pointwise", scalar=_template(name, ufunc.nin),
                  methods=_UFUNC_METHODS.get(name, ()),
-                 normalize=_ufunc_normalizer(ufunc), aliases=(ufunc,),
-                 extra={"ufunc": ufunc, "nin": ufunc.nin},
+                 normalize=_ufunc_normalizer(ufunc), aliases=(ufunc,), ufunc=ufunc,
+                 cheap=name in _CHEAP, comparison=name in COMPARISONS,
+                 python_int=_PYTHON_INT.get(name), numpy_only=_NUMPY_ONLY.get(name, ""),
                  doc=f"np.{name}, elementwise")
         names.append(name)
     return names
@@ -84,7 +105,7 @@ def _where_normalize(condition, x=None, y=None):
     return (condition, x, y), {}
 
 
-register("where", np.where, kind="pointwise", scalar="({1} if {0} else {2})",
+register("where", np.where, kind="pointwise", scalar="({1} if {0} else {2})", cheap=True,
          normalize=_where_normalize, aliases=(np.where,), doc="np.where(c, x, y)")
 
 
@@ -105,8 +126,8 @@ def _clip_impl(a, a_min, a_max, out=None):
 
 register("clip", _clip_impl, kind="pointwise", normalize=_clip_normalize,
          aliases=(np.clip,), methods=("clip",),
-         scalar="np.minimum(np.maximum({0}, {1}), {2})",
-         extra={"optional_args": (1, 2)}, doc="np.clip(a, lo, hi); a None bound is skipped")
+         scalar="np.minimum(np.maximum({0}, {1}), {2})", cheap=True,
+         doc="np.clip(a, lo, hi); a None bound is skipped")
 
 
 def _round_normalize(a, decimals=0, out=None):
@@ -137,8 +158,13 @@ def _astype_impl(a, dtype, copy=True):
         else a.astype(dtype)
 
 
+def _astype_returns_input(args: tuple, kwargs: dict) -> bool:
+    return kwargs.get("copy", True) is False  # NumPy returns the input when no cast is needed
+
+
 register("astype", _astype_impl, kind="pointwise", normalize=_astype_normalize,
-         methods=("astype",), scalar="{0}", doc="a.astype(dtype): a cast, fused as one")
+         returns_input=_astype_returns_input,
+         methods=("astype",), scalar="{0}", cheap=True, doc="a.astype(dtype): a cast, fused as one")
 
 
 def _copy_normalize(a, order="K", **kwargs):
@@ -152,7 +178,7 @@ def _copy_impl(a, order="K"):
 
 
 register("copy", _copy_impl, kind="pointwise", normalize=_copy_normalize,
-         aliases=(np.copy,), methods=("copy",), scalar="{0}", doc="a fresh copy")
+         aliases=(np.copy,), methods=("copy",), scalar="{0}", cheap=True, doc="a fresh copy")
 
 
-__all__ = ["UFUNC_NAMES", "BINARY_OPERATORS", "UNARY_OPERATORS"]
+__all__ = ["UFUNC_NAMES", "BINARY_OPERATORS", "UNARY_OPERATORS", "COMPARISONS"]

@@ -42,6 +42,8 @@ def python_result_type(name: str, kinds: tuple[type, ...], constants: tuple[Any,
         return None
     if name == "power":
         return _power_type(kinds, constants)
+    if name in ("maximum", "minimum") and len(set(kinds)) > 1:
+        return None  # max(1, 2.0) is a float, max(1, 0.5) an int: one operand itself, by value
     try:
         return type(fn(*(_representative(k) for k in kinds)))
     except (TypeError, ValueError, ArithmeticError):
@@ -73,3 +75,17 @@ def is_python_number(value: Any) -> bool:
 
 register("py_round", round, kind="extern",
          doc="Python's round(x) of a Python float: an int, half to even")
+
+# int(x), float(x), complex(x[, y]), bool(x) of a number in the graph (a traced NumPy scalar or
+# Python number): a Python number, exactly what the builtin returns (int() truncates toward zero
+# and raises ValueError for NaN, OverflowError for infinities; complex(a, b) puts the two reals
+# side by side, with no arithmetic). The capture makes these nodes (capture/conversions.py).
+register("py_int", int, kind="extern",
+         doc="Python's int(x) of a real number: truncated toward zero, an int of any size")
+register("py_float", float, kind="extern", doc="Python's float(x) of a real number")
+register("py_complex", complex, kind="extern",
+         doc="Python's complex(x) or complex(re, im) of real numbers")
+register("py_bool", bool, kind="extern", doc="Python's bool(x) of a number: x != 0 (NaN is true)")
+
+PYTHON_CONVERSIONS: dict[type, str] = {int: "py_int", float: "py_float", complex: "py_complex",
+                                       bool: "py_bool"}

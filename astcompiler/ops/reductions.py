@@ -95,10 +95,11 @@ _SUM = ReductionDef(init="0", combine="{acc} + {v}", merge=_ADD, accumulate="wid
 _PROD = ReductionDef(init="1", combine="{acc} * {v}")
 _MEAN = ReductionDef(init="0", combine="{acc} + {v}", finalize="{acc} / {n}", merge=_ADD,
                      accumulate="float64")
-_MAX = ReductionDef(init="lowest", combine="({v} if {v} > {acc} else {acc})",
-                    merge="({b} if {b} > {a} else {a})", propagate_nan=True, accumulate="input")
-_MIN = ReductionDef(init="highest", combine="({v} if {v} < {acc} else {acc})",
-                    merge="({b} if {b} < {a} else {a})", propagate_nan=True, accumulate="input")
+# ties go to the later element, as in NumPy's scalar loop (max of [0.0, -0.0] is -0.0)
+_MAX = ReductionDef(init="lowest", combine="({v} if {v} >= {acc} else {acc})",
+                    merge="({b} if {b} >= {a} else {a})", propagate_nan=True, accumulate="input")
+_MIN = ReductionDef(init="highest", combine="({v} if {v} <= {acc} else {acc})",
+                    merge="({b} if {b} <= {a} else {a})", propagate_nan=True, accumulate="input")
 _ANY = ReductionDef(init="False", combine="({acc} | {v})", merge="({a} | {b})", accumulate="bool")
 _ALL = ReductionDef(init="True", combine="({acc} & {v})", merge="({a} & {b})", accumulate="bool")
 _ARGMAX = ReductionDef(init="lowest", combine="{v} > {acc}", arg=True, accumulate="input")
@@ -119,13 +120,17 @@ register("mean", _impl(np.mean), kind="reduction", reduction=_MEAN,
          normalize=_reduction_normalizer("mean", with_dtype=True), aliases=(np.mean,),
          methods=("mean",))
 register("max", _impl(np.max), kind="reduction", reduction=_MAX,
-         normalize=_minmax_normalizer("max"), aliases=(np.max, np.amax), methods=("max",))
+         normalize=_minmax_normalizer("max"), aliases=(np.max, np.amax), methods=("max",),
+         no_identity="zero-size array to reduction operation maximum which has no identity")
 register("min", _impl(np.min), kind="reduction", reduction=_MIN,
-         normalize=_minmax_normalizer("min"), aliases=(np.min, np.amin), methods=("min",))
+         normalize=_minmax_normalizer("min"), aliases=(np.min, np.amin), methods=("min",),
+         no_identity="zero-size array to reduction operation minimum which has no identity")
 register("argmax", _impl(np.argmax), kind="reduction", reduction=_ARGMAX,
-         normalize=_arg_normalizer("argmax"), aliases=(np.argmax,), methods=("argmax",))
+         normalize=_arg_normalizer("argmax"), aliases=(np.argmax,), methods=("argmax",),
+         no_identity="attempt to get argmax of an empty sequence")
 register("argmin", _impl(np.argmin), kind="reduction", reduction=_ARGMIN,
-         normalize=_arg_normalizer("argmin"), aliases=(np.argmin,), methods=("argmin",))
+         normalize=_arg_normalizer("argmin"), aliases=(np.argmin,), methods=("argmin",),
+         no_identity="attempt to get argmin of an empty sequence")
 register("any", _impl(np.any), kind="reduction", reduction=_ANY,
          normalize=_minmax_normalizer("any"), aliases=(np.any,), methods=("any",))
 register("all", _impl(np.all), kind="reduction", reduction=_ALL,

@@ -14,18 +14,45 @@ Each ``OpDef`` says, in one place:
   reductions have theirs by kind;
 * ``normalize``: how a call's arguments are brought to one canonical form, so that ``np.sum(x, 1)``
   and ``x.sum(axis=1)`` become the same node;
-* how user code reaches it: NumPy callables (``aliases``), ``ndarray`` methods, operators.
+* how user code reaches it: NumPy callables (``aliases``), ``ndarray`` methods, operators;
+* what the backends and capture need to know about it (``cheap``, ``layout_free``,
+  ``comparison``, ``no_identity``, ``python_int``, ``numpy_only``, ``data_dependent_shape``, ...):
+  fields of its ``OpDef``, never a set of op names kept elsewhere.
 
 Adding an op touches one file (the module of its family under ``ops/``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
 
 OpKind = str  # "pointwise" | "reduction" | "view" | "creation" | "mutation" | "extern"
 Normalizer = Callable[..., tuple[tuple, dict]]
+ArgsPredicate = Callable[[tuple, dict], bool]
+
+# ``OpDef.python_int``: how an op on Python ints (graph values typed ``int``) maps to 64-bit
+# integer arithmetic. ``"exact"``: for operands in int64 the 64-bit result is Python's and Python
+# raises nothing (comparisons, bitwise ops, max/min). ``"checked"``: Python's only after a check of
+# the operands or the result: it may outgrow 64 bits (``+``, ``*``, ``-MIN``, ``MIN // -1``,
+# ``<<``) or Python raises where 64-bit arithmetic does not (``x // 0``, ``x >> -1``). None: no
+# int result of int operands (``/``), or not modelled.
+PythonIntPolicy = Literal["checked", "exact"]
+NUMPY_ONLY_ALL = "biufc"  # ``OpDef.numpy_only`` for ops a kernel never computes
+
+
+@dataclass(frozen=True)
+class Store:
+    """What a mutation writes: ``value`` (argument ``value_arg``) into ``dst[index]`` (``index``
+    Ellipsis: all of ``dst``)."""
+
+    dst: Any
+    index: Any
+    value: Any
+    value_arg: int
+
+
+StoreRule = Callable[[tuple, dict], "Store | None"]  # (args, kwargs) -> the write, None: other
 
 
 @dataclass(frozen=True)
@@ -73,7 +100,20 @@ class OpDef:
     side_effects: bool = False
     shape_rule: Callable[..., Any] | None = None  # symbolic output shape (see ops/sizes.py)
     doc: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    # -- what backends and capture need to know, declared here instead of in name tables --
+    ufunc: Any = None  # np.ufunc: the NumPy ufunc a pointwise op is (its loops decide dtypes)
+    cheap: bool = False  # recomputing it in a later sweep is cheaper than keeping its values
+    layout_free: bool = False  # a view op whose result is a view whatever the input's layout
+    comparison: bool = False  # a comparison: bool result, operands compared in their own dtype
+    no_identity: str | None = None  # a reduction without identity: its ValueError on empty input
+    python_int: PythonIntPolicy | None = None  # how loop code computes it on Python ints
+    numpy_only: str = ""  # dtype kinds (of the loop's first input) numba computes differently
+    data_dependent_shape: ArgsPredicate | None = None  # (args, kwargs) -> shape depends on values
+    returns_input: ArgsPredicate | None = None  # (args, kwargs) -> may return its input itself
+    store: StoreRule | None = None  # a mutation writing one value into a view of its first arg
+    tuple_output: bool = False  # returns a tuple of arrays
+    python_scalar_output: bool = False  # returns a Python scalar (bool/int) for whole inputs
+    attribute: str | None = None  # also reached as an ndarray attribute (``a.real``)
 
     @property
     def pure(self) -> bool:

@@ -12,8 +12,9 @@ import operator
 import numpy as np
 import sympy
 
+from ..graph import Node, map_nodes
 from ._args import as_dim, freeze, ndim_of, optional_axis, reject_out
-from .registry import register
+from .registry import Store, register
 from .sizes import as_size, product, slice_length
 
 
@@ -59,11 +60,27 @@ def _getitem_shape(ctx, args: tuple, kwargs: dict) -> tuple | None:
     return tuple(out) + tuple(shape[dim:])
 
 
-register("getitem", _getitem, kind="view", aliases=(operator.getitem,), shape_rule=_getitem_shape,
+def _masked(args: tuple, kwargs: dict) -> bool:
+    """A boolean array in the index: how many elements the read selects depends on the data."""
+    found: list[Node] = []
+    map_nodes(args[1:], found.append)
+    return any(n.meta is not None and n.meta.dtype == np.bool_ and n.meta.ndim > 0 for n in found)
+
+
+register("getitem", _getitem, kind="view", layout_free=True, aliases=(operator.getitem,),
+         shape_rule=_getitem_shape, data_dependent_shape=_masked,
          doc="a[index]: basic indexing is a view, integer/boolean arrays make a copy")
+def _setitem_store(args: tuple, kwargs: dict) -> Store | None:
+    return Store(*args, value_arg=2) if len(args) == 3 and not kwargs else None
+
+
+def _copy_store(args: tuple, kwargs: dict) -> Store | None:
+    return Store(args[0], Ellipsis, args[1], value_arg=1) if len(args) == 2 and not kwargs else None
+
+
 register("setitem", _setitem, kind="mutation", side_effects=True, aliases=(operator.setitem,),
-         doc="a[index] = value (NumPy casting and overlap semantics)")
-register("copy_", _copy_into, kind="mutation", side_effects=True,
+         store=_setitem_store, doc="a[index] = value (NumPy casting and overlap semantics)")
+register("copy_", _copy_into, kind="mutation", side_effects=True, store=_copy_store,
          doc="dst[...] = src with same_kind casting: in-place operators and out=")
 
 
@@ -130,7 +147,7 @@ def _transpose_shape(ctx, args: tuple, kwargs: dict) -> tuple:
     return tuple(shape[a] for a in args[1])
 
 
-register("transpose", _transpose, kind="view", normalize=_transpose_normalize,
+register("transpose", _transpose, kind="view", layout_free=True, normalize=_transpose_normalize,
          shape_rule=_transpose_shape,
          aliases=(np.transpose,), methods=("transpose",), doc="a.T, np.transpose(a, axes)")
 

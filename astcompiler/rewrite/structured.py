@@ -35,6 +35,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from .liveness import Liveness
 from .templates import RUNTIME, body_start, runtime_attr, thunk
 
 RETURNED = "__ac_returned"
@@ -320,9 +321,21 @@ def _state_functions(prefix: str, names: Sequence[str], tag=None
     return [getter, setter], cst.Name(f"{prefix}_get"), cst.Name(f"{prefix}_set")
 
 
-def _runtime_stmt(name: str, args: Sequence[cst.BaseExpression], tag) -> cst.SimpleStatementLine:
-    call = cst.Call(func=runtime_attr(name), args=[cst.Arg(a) for a in args])
+def _runtime_stmt(name: str, args: Sequence[cst.BaseExpression | cst.Arg], tag) -> cst.SimpleStatementLine:
+    call = cst.Call(func=runtime_attr(name),
+                    args=[a if isinstance(a, cst.Arg) else cst.Arg(a) for a in args])
     return _line([cst.Expr(call)], tag)
+
+
+def _dead_arg(node: cst.For | cst.While, names: Sequence[str], fn: "_Function") -> list[cst.Arg]:
+    """``dead=(...)``: the state variables nothing reads after the loop (see liveness.py)."""
+    user = [n for n in names if not n.startswith("__ac_")]  # the compiler's flags: not needed
+    dead = fn.liveness.dead_after(node, user) if fn.liveness is not None else ()
+    if not dead:
+        return []
+    tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                            whitespace_after=cst.SimpleWhitespace(""))
+    return [cst.Arg(_names_tuple(dead), keyword=cst.Name("dead"), equal=tight)]
 
 
 def _not_any(flags: Sequence[str]) -> cst.BaseExpression:
@@ -342,6 +355,7 @@ class _Loop:
 @dataclass
 class _Function:
     uses_return_flag: bool
+    liveness: Liveness | None = None
     declared: list[str] = field(default_factory=list)
     used_suffixes: dict[str, int] = field(default_factory=dict)
 
@@ -363,7 +377,7 @@ class StructuredControlFlow:
         if suspends(node):  # a generator's loops suspend: they stay Python statements
             return node
         body = list(node.body.body)
-        fn = _Function(uses_return_flag=_returns_inside_control_flow(body))
+        fn = _Function(uses_return_flag=_returns_inside_control_flow(body), liveness=Liveness(node))
         converted = self._block(body, fn, loop=None)
         params = {p.name.value for p in (*node.params.params, *node.params.posonly_params,
                                          *node.params.kwonly_params)}
@@ -518,7 +532,8 @@ class StructuredControlFlow:
         out += state_defs
         out.append(_runtime_stmt("for_stmt", [node.iter, cst.Name(f"for_body_{line}"), getter,
                                               setter, _names_tuple(names),
-                                              self._extra_test(stop_flags)], tag))
+                                              self._extra_test(stop_flags),
+                                              *_dead_arg(node, names, fn)], tag))
         return out + self._loop_tail(node, loop, fn)
 
     def _while(self, node: cst.While, fn: _Function) -> list[cst.BaseStatement]:
@@ -546,7 +561,8 @@ class StructuredControlFlow:
         out += state_defs
         out.append(_runtime_stmt("while_stmt", [cst.Name(f"while_test_{line}"),
                                                 cst.Name(f"while_body_{line}"), getter, setter,
-                                                _names_tuple(names), self._extra_test(stop_flags)],
+                                                _names_tuple(names), self._extra_test(stop_flags),
+                                                *_dead_arg(node, names, fn)],
                                  tag))
         return out + self._loop_tail(node, loop, fn)
 

@@ -140,6 +140,17 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
         compiled = lower_graph(backend, capture.graph, example_inputs)
     output_code = compiled.output_code if isinstance(compiled, CompiledGraph) else \
         f"# user backend {getattr(backend, '__name__', backend)!r}: no generated source\n"
+    original = getattr(compiled, "prefer_original", None)
+    if original and not capture_calls(capture.graph):
+        # nothing of the graph compiled: the user's function is as fast, and exact by construction
+        entry = CacheEntry(
+            guard=guard, run=fn, rewritten_code="\n".join(r.source for r in capture.rewritten),
+            guards=guard.source, graph_code=graph_code, graph=capture.graph,
+            output_code=f"# the original function runs ({original})\n{output_code}",
+            compile_time=time.perf_counter() - start,
+            files=[r.path for r in capture.rewritten if r.path] + [guard.path] * bool(guard.path))
+        _log_entry(entry, title)
+        return entry
     run, guarded, run_code, run_path = build_run(capture, compiled, guard, fn, title, cache_dir)
     run = disarming_first_run(run, capture_calls(capture.graph))
     entry = CacheEntry(

@@ -123,9 +123,9 @@ def capture_calls(graph: Graph) -> list[CaptureCall]:
                 and isinstance(node.args[0], CaptureCall):
             found.append(node.args[0])
         if node.op == "region":
-            if isinstance(node.extra.get("fn"), CaptureCall):
-                found.append(node.extra["fn"])
-            for sub in node.extra.get("subgraphs", {}).values():
+            if isinstance(getattr(node.info, "fn", None), CaptureCall):
+                found.append(node.info.fn)
+            for sub in node.info.subgraphs.values():
                 found += capture_calls(sub)
     return found
 
@@ -154,7 +154,7 @@ def _repeatable(graph: Graph) -> bool:
         if node.op == "call" and (has_side_effects(node) or node.target == "call_function"):
             return False
         if node.op == "region" and (node.target == "nonstrict_call" or not all(
-                _repeatable(g) for g in node.extra.get("subgraphs", {}).values())):
+                _repeatable(g) for g in node.info.subgraphs.values())):
             return False
     return True
 

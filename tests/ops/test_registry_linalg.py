@@ -133,6 +133,6 @@ def test_multi_dot():
 def test_tuple_outputs_are_marked():
     for name in ("linalg_eigh", "linalg_slogdet", "linalg_qr", "linalg_lstsq", "linalg_svd",
                  "linalg_eig"):
-        assert REGISTRY[name].extra.get("tuple_output"), name
+        assert REGISTRY[name].tuple_output, name
         assert REGISTRY[name].kind == "extern"
-    assert not REGISTRY["linalg_inv"].extra.get("tuple_output")
+    assert not REGISTRY["linalg_inv"].tuple_output

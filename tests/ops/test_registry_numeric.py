@@ -121,7 +121,7 @@ def test_comparisons(dtype):
 def test_python_scalar_outputs_are_marked():
     assert type(REGISTRY["allclose"].impl(np.ones(2), np.ones(2))) is bool
     for name in ("allclose", "array_equal", "count_nonzero"):
-        assert REGISTRY[name].extra.get("python_scalar_output"), name
+        assert REGISTRY[name].python_scalar_output, name
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)
@@ -190,7 +190,7 @@ def test_histogram(dtype):
     check(np.histogram, x, bins=[-3, 0, 3])
     check(np.histogram, x, 4, (-2, 2), True)
     check(np.histogram, x, 4, weights=sample((20,), "float64", 1))
-    assert REGISTRY["histogram"].extra["tuple_output"]
+    assert REGISTRY["histogram"].tuple_output
 
 
 FFTS = [np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft]

@@ -874,3 +874,107 @@ def round_numpy_scalar(x):
 
 CASES.pure("round_of_numpy_scalar", round_numpy_scalar,
            lambda: [(vec(2) + 0.5,), (vec(3) + 0.5,), (vec(3, np.float32) + 0.25,)])
+
+
+# ----- types after loops that may run zero times, `and`/`or` results (issue 9 leftovers) ---------
+def while_sum_stored(x, limit):
+    out = np.zeros(2)
+    total = 0.0  # a Python float until the loop adds an np.float64
+    i = 0
+    while i < x.shape[0] and total < limit[0]:
+        total = total + x[i]
+        i += 1
+    out[0] = total  # storing it is exact whatever its type
+    out[1] = i
+    return out
+
+
+CASES.pure("while_float_accumulator_stored", while_sum_stored,
+           lambda: [(vec(3), np.array([v])) for v in (2.0, -1.0, 100.0, 0.5, -3.0)])
+
+
+def while_sum_returned(x, limit):
+    total = 0.0
+    while total < limit:
+        total = total + x[0]
+    return total, type(total)
+
+
+CASES.pure("while_float_accumulator_returned", while_sum_returned,
+           lambda: [(vec(3), 2.0), (vec(3), -1.0), (vec(4), 5.0), (vec(2), 0.0)])
+
+
+def bound_only_by_data_loop(x, idx):
+    for k in range(idx[0], idx[1]):
+        last = x[k]
+    return last
+
+
+CASES.pure("loop_over_data_bounds_binds_only_inside", bound_only_by_data_loop,
+           lambda: [(vec(4), np.array([0, 2])), (vec(4), np.array([1, 3])),
+                    (vec(4), np.array([2, 2])), (vec(5), np.array([0, 5]))])
+
+
+def escape_time_rows(cs, maxiter):
+    out = np.zeros(cs.shape[0], np.int64)
+    for k in range(cs.shape[0]):
+        z = 0j  # dead after the while: its type there is never observed
+        c = cs[k]
+        n = 0
+        while n < maxiter and abs(z) <= 2.0:
+            z = z * z + c
+            n += 1
+        out[k] = n
+    return out
+
+
+CASES.pure("escape_time_complex_accumulator", escape_time_rows,
+           lambda: [(np.array([0.1 + 0.1j, 1.5 + 1j, 3.0 + 0j]), 20),
+                    (np.array([0.3j, -2.5 + 0j, 0.2 + 0.5j, 1j]), 30),
+                    (np.array([5.0 + 0j, 0j]), 10)])
+
+
+def ifexp_python_or_numpy(x):
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = np.sqrt(x[i]) if x[i] > 0 else 0.0
+    r = x[0] if x[-1] > 0 else 0.0
+    return out, r, type(r)
+
+
+CASES.pure("ifexp_python_float_or_numpy_float", ifexp_python_or_numpy, signed(MIXED))
+
+
+def and_or_operands(x, n):
+    a = x[0] > 0
+    return (a and x[-1]), (a or n), (n and a), (not a), (x[0] or None), (n > 1 and x.sum())
+
+
+CASES.pure("and_or_return_the_deciding_operand", and_or_operands,
+           lambda: [(np.array(v), n) for v, n in
+                    (([1.0, 2.0], 0), ([-1.0, 2.0], 3), ([0.0, -2.0, 1.0], 2), ([2.0, 0.0], 1))])
+
+
+def lazy_right_operand(x, log):
+    def note(v):
+        log.append(v)
+        return v
+    first = x[0] > 0 and note(x[0]) > 1
+    second = x[-1] > 0 or note(-1) < 0
+    return first, second
+
+
+CASES.add("and_or_right_operand_side_effects", lambda: Program(
+    lazy_right_operand, [(np.array([1.0, 2.0]), []), (np.array([-1.0, 2.0]), []),
+                         (np.array([3.0, -1.0, 2.0]), []), (np.array([-2.0, -3.0]), [])]))
+
+
+def guarded_index(x, i):
+    ok = i < x.shape[0] and x[i] > 0
+    while i < x.shape[0] and x[i] > 0:
+        i += 1
+    return ok, i
+
+
+CASES.pure("and_right_operand_would_raise", guarded_index,
+           lambda: [(vec(3), 1), (vec(3), 3), (np.array([1.0, -1.0, 2.0]), 0), (vec(4), 7)])

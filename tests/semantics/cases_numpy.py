@@ -455,3 +455,35 @@ def integer_division_arrays(x):
 
 CASES.pure("array_floor_division_negative", integer_division_arrays,
            lambda: [(vec(3, np.int64),), (vec(4, np.int64),), (vec(5),), (vec(4, np.int8),)])
+
+
+# ----- NumPy's own errors for read-only and mismatched outputs (issue 9 leftovers) ------------------
+def readonly_setitem(x):
+    y = x + 1
+    x[0] = 5.0
+    return y
+
+
+@CASES.case("readonly_input_setitem")
+def _readonly_setitem():
+    def ro(n):
+        a = vec(n)
+        a.flags.writeable = False
+        return a
+    return Program(readonly_setitem, [(vec(2),), (vec(3),), (ro(3),), (vec(4),), (ro(2),)])
+
+
+def out_into(x, out):
+    np.add(x, 1.5, out=out)
+    return out
+
+
+@CASES.case("out_argument_readonly_and_casting")
+def _out_errors():
+    def ro(n):
+        a = np.zeros(n)
+        a.flags.writeable = False
+        return a
+    return Program(out_into, [(vec(2), np.zeros(2)), (vec(3), np.zeros(3)), (vec(3), ro(3)),
+                              (vec(3), np.zeros(3, np.int64)), (vec(2), np.zeros((2, 2))),
+                              (vec(4), np.zeros(4))])

@@ -645,7 +645,11 @@ def _allow_in_graph():
                    observe=lambda: len(calls))
 
 
-@CASES.case("nonstrict_trace_call_count")
+NONSTRICT_CALLS = [(vec(2),), (vec(3),), (vec(4),), (vec(4),), (vec(5),), (vec(2),)]
+
+
+@CASES.case("nonstrict_trace_call_count", backends=("eager",),
+            note="the eager backend calls the original function at run time: once per call")
 def _nonstrict():
     calls = []
 
@@ -656,8 +660,35 @@ def _nonstrict():
 
     def f(x):
         return traced(x) * 2
-    return Program(f, [(vec(2),), (vec(3),), (vec(4),), (vec(4),), (vec(5),), (vec(2),)],
-                   observe=lambda: len(calls))
+    return Program(f, list(NONSTRICT_CALLS), observe=lambda: len(calls))
+
+
+@CASES.case("nonstrict_trace_runs_at_capture", backends=("aot_eager", "numba"),
+            note="torch semantics (docs/nonstrict_trace.md): aot_eager and numba run the traced "
+                 "subgraph, so the body runs at capture, once per compile, never on a cached call")
+def _nonstrict_traced():
+    runs: list[bool] = []  # one item per run of the body: ac.is_compiling() at that time
+    seen = {"observed": 0}
+
+    @ac.nonstrict_trace
+    def traced(v):
+        runs.append(ac.is_compiling())
+        return v + 1
+
+    def f(x):
+        return traced(x) * 2
+
+    def observe() -> int:  # plain: one run per call
+        return len(runs)
+
+    def observe_compiled(compiled) -> object:
+        seen["observed"] += 1  # observe runs once after each call
+        at_capture, at_run = sum(runs), len(runs) - sum(runs)
+        compiles = len(compiled.entries)
+        if at_run == 0 and at_capture == compiles:  # the rule holds: what plain observes
+            return seen["observed"]
+        return f"{at_capture} runs at capture, {at_run} at run time, {compiles} compiles"
+    return Program(f, list(NONSTRICT_CALLS), observe=observe, observe_compiled=observe_compiled)
 
 
 @CASES.case("nonstrict_trace_prints")

@@ -76,7 +76,10 @@ class Program:
     arguments). observe: returns the outside state to compare after each call. target: what is
     given to ``ac.compile`` (default ``fn``; e.g. a bound method). compile_kwargs: extra keyword
     arguments for ``ac.compile`` (``fullgraph``, ``dynamic``). cleanup: run after the sequence,
-    even when it failed.
+    even when it failed. observe_compiled: for a documented difference from plain Python (the
+    ``aot_eager``/``numba`` backends run a ``nonstrict_trace`` body at capture, as torch does),
+    what the compiled run observes instead of ``observe()``, given the compiled function: it
+    returns what ``observe()`` returns in the plain run when the documented rule holds.
     """
 
     fn: Callable
@@ -85,6 +88,7 @@ class Program:
     target: Callable | None = None
     compile_kwargs: dict = field(default_factory=dict)
     cleanup: Callable[[], Any] | None = None  # undoes global patches (math.pi, np.sum) at the end
+    observe_compiled: Callable[[Any], Any] | None = None
 
     def call_list(self) -> list[Call]:
         return [c if isinstance(c, Call) else Call(tuple(c)) for c in self.calls]
@@ -559,6 +563,9 @@ def run_case(case: Case, backend: str, stats: dict | None = None) -> Difference 
     except Exception as exc:  # noqa: BLE001 - a compile that raises is a difference
         return Difference(case.id, backend, None, n, "", "compile",
                           f"ac.compile raised {type_name(type(exc))}: {short_repr(str(exc), 200)}")
+    if program.observe_compiled is not None:
+        rule = program.observe_compiled
+        program.observe = lambda: rule(compiled_fn)
     try:
         with time_limit(case.timeout_s):
             compiled = run_calls(compiled_fn, program)

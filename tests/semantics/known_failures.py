@@ -6,20 +6,4 @@ xfail that starts passing fails the suite until its entry is removed). Keys: ``"
 """
 
 KNOWN_FAILURES: dict[str, str] = {
-    'control_flow/loop_skipped_keeps_python_float':
-        'call 1: return value: type at result[0]: plain 1.5 (float) vs compiled 1.5 (numpy.float64)',
-    'control_flow/short_circuit_and_or':
-        'call 1: return value: type at result[0]: plain True (numpy.bool) vs compiled array True dtype=bool shape=()',
-    'generated/seed_0[eager]':
-        'call 1: return value: type at result[0][4]: plain -1.25 (float) vs compiled -1.25 (numpy.float64)',
-    'generated/seed_0[numba]':
-        'call 1: return value: type at result[0][4]: plain -1.25 (float) vs compiled -1.25 (numpy.float64)',
-    'numpy/out_argument_identity':
-        "call 4: exception: plain raised builtins.ValueError: 'operands could not be broadcast together with shapes (4,) () (3,) ' at cases_numpy.py:411 in ...",
-    'numpy/readonly_input_inplace':
-        "call 3: exception: plain raised builtins.ValueError: 'output array is read-only' at cases_numpy.py:330 in readonly_write vs compiled raised builtin...",
-    'side_effects/nonstrict_trace_call_count[aot_eager]':
-        'call 3: observed state: value at observe(): plain 3 (int) vs compiled 2 (int)',
-    'side_effects/nonstrict_trace_call_count[numba]':
-        'call 3: observed state: value at observe(): plain 3 (int) vs compiled 2 (int)',
 }

@@ -10,9 +10,18 @@
 4. ``files``: every module is written to ``<cache_dir>/kernels`` under a content-addressed name
    and imported from there (numba's disk cache needs real files).
 
+Graphs with control-flow regions are one ``structured.py`` njit function when every op in them
+has a loop lowering; otherwise they are lowered piece by piece (``host.py``): each region is a
+structured piece on its own or a host loop in the wrapper whose subgraphs are lowered by
+``lower_graph`` again. A graph of which nothing compiles (no kernel, no compiled loop) says so in
+``CompiledGraph.prefer_original``: the entry then runs the user's function. ``output_code`` starts
+with a summary of what runs where.
+
 numba types and compiles a kernel at its first call, so a typing or lowering error surfaces when
-the graph first runs: ``RunFallback`` then runs the graph with NumPy for good (one warning, one
-``graph_breaks`` log record), restoring the inputs it had written to on that first call. The
+the graph first runs: ``RunFallback`` then restores the inputs it had written to on that first
+call and runs the call again with that kernel replaced by its NumPy twin (``numpy_twins.py``; one
+warning, one ``graph_breaks`` log record), or, where that cannot be done (a structured function),
+runs the graph with NumPy for good. The
 kernels' own run-time errors (``ZeroDivisionError``, ``OverflowError``) are the program's and
 propagate as in eager.
 
@@ -23,14 +32,17 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config import config
 from ...graph import Graph
 from ..base import CompiledGraph, RunFallback
 from .plan import Plan, build_plan
 
-__all__ = ["numba_backend", "build_plan", "Plan"]
+if TYPE_CHECKING:
+    from .host import Lowering
+
+__all__ = ["numba_backend", "lower_graph", "build_plan", "Plan"]
 
 _log = logging.getLogger("astcompiler.lower.numba")
 
@@ -38,25 +50,140 @@ _log = logging.getLogger("astcompiler.lower.numba")
 def numba_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
     """Lower ``graph`` to numba kernels plus a NumPy wrapper; returns a ``CompiledGraph``."""
     from ..inline import inline_nonstrict_calls
-    from .cpu import rule_compiles
 
     inline_nonstrict_calls(graph)  # nonstrict_trace calls fuse with what surrounds them
-    plan = build_plan(graph, list(example_inputs), accept=rule_compiles)
-    if plan.regions:
-        return _structured(graph, list(example_inputs))
-    if plan.eager is not None:
-        return _eager(graph, plan.eager)
+    return _guarded_lowering(graph, list(example_inputs), "forward", False).compiled
+
+
+def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
+                numpy_only: bool = False, structured: bool = True) -> Lowering:
+    """One graph (the top level or a region's subgraph) as numba code, best piece first.
+
+    No regions: the plan's kernels and NumPy steps in a wrapper. Regions: one structured njit
+    function when every op has a loop lowering, else piece by piece (``host.py``): the plan
+    treats regions as steps, each one a structured piece or a host loop whose subgraphs are
+    lowered here again. ``numpy_only``: no kernels at all (layout exactness, see
+    ``plan.layout_hazards``). ``structured=False``: no structured functions (the lowering that
+    replaces one numba could not compile).
+    """
+    from .cpu import rule_compiles
+    from .host import Lowering, RegionWriter
+
+    has_regions = any(n.op == "region" for n in graph.nodes)
+    why = ""
+    if has_regions and not numpy_only and structured:
+        whole, why = structured_function(graph, example_inputs)
+        if whole is not None:
+            summary = ["one structured numba function (loops and branches inside the kernel)"]
+            whole.output_code = _header(summary) + whole.output_code
+            return Lowering(whole, summary)
+    accept = _never if numpy_only else rule_compiles
+    plan = build_plan(graph, list(example_inputs), accept=accept)
+    def lower_sub(sub: Graph, sub_name: str, sub_numpy_only: bool) -> Lowering:
+        return _sub_lowering(sub, sub_name, sub_numpy_only, structured)
+
+    regions = RegionWriter(lower_sub, structured_function if structured else _not_structured,
+                           numpy_only) if has_regions else None
+    compiled = _compile(plan, name, regions)
+    summary = _summary(plan, regions, why)
+    nothing = not plan.kernels and (regions is None or not any(
+        p.compiled_anything for p in regions.pieces))
+    if nothing:
+        compiled.prefer_original = "no kernel and no compiled loop: every op runs with NumPy"
+    compiled.output_code = _header(summary) + compiled.output_code
+    return Lowering(compiled, summary)
+
+
+def _header(summary: list[str]) -> str:
+    return "# numba backend, what runs where:\n" + "".join(f"#   {line}\n" for line in summary)
+
+
+def _sub_lowering(graph: Graph, name: str, numpy_only: bool, structured: bool) -> Lowering:
+    """A region's subgraph (its placeholders' metas say which are Python scalars)."""
+    from ..inline import inline_nonstrict_calls
+
+    inline_nonstrict_calls(graph)
+    return _guarded_lowering(graph, [None] * len(graph.placeholders), name, numpy_only,
+                             structured)
+
+
+def _guarded_lowering(graph: Graph, example_inputs: list, name: str,
+                      numpy_only: bool, structured: bool = True) -> Lowering:
+    from .host import Lowering
     try:
-        return _compile(plan)
+        return lower_graph(graph, example_inputs, name, numpy_only, structured)
     except Exception as err:  # a backend bug must not break the user's program
         _log.warning("numba backend failed (%s: %s); the graph runs with NumPy",
                      type(err).__name__, err, exc_info=True)
-        return _eager(graph, f"the numba backend failed: {type(err).__name__}: {err}")
+        reason = f"the numba backend failed: {type(err).__name__}: {err}"
+        return Lowering(_unlowered(graph, reason), [f"NumPy op by op ({reason})"])
 
 
-def _compile(plan: Plan) -> CompiledGraph:
+def _numpy_lowering(graph: Graph, name: str) -> Any:
+    """A kernel's NumPy twin: its nodes as NumPy steps in a generated function."""
+    return _guarded_lowering(graph, [None] * len(graph.placeholders), name, True).compiled.fn
+
+
+def _never(node: Any, rule: Any) -> bool:
+    return False
+
+
+def _not_structured(graph: Graph) -> tuple[None, str]:
+    return None, "a structured numba function did not compile"
+
+
+def _summary(plan: Plan, regions: Any, why: str) -> list[str]:
+    """What runs where, for the top of ``output_code``."""
+    from .plan import NodeStep
+    lines = []
+    if why:
+        lines.append(f"piece by piece: not one structured numba function ({why})")
+    if plan.kernels:
+        names = [k.name for k in plan.kernels]
+        more = f", ... ({len(names)} kernels)" if len(names) > 6 else ""
+        lines.append("kernels: " + ", ".join(names[:6]) + more)
+    numpy = sorted({s.node.target for s in plan.steps if isinstance(s, NodeStep)
+                    and s.node.op == "call" and s.node.target not in ("getitem", "setitem")})
+    if numpy:
+        lines.append("NumPy calls in the wrapper: " + ", ".join(numpy))
+    for piece in regions.pieces if regions is not None else ():
+        lines += piece.describe()
+    if not lines:
+        lines.append("views and indexing in the wrapper")
+    return lines
+
+
+def structured_function(graph: Graph, example_inputs: list | None = None
+                        ) -> tuple[CompiledGraph | None, str]:
+    """Graphs with control-flow regions as one njit function with real loops (``structured.py``),
+    or None and why not. If numba cannot compile it when it first runs, the graph is lowered
+    piece by piece without structured functions (host loops around kernels) and runs so."""
+    from .files import load_source
+    from .structured import NotLowerable, compile_structured
+
+    try:
+        compiled = compile_structured(graph, [],
+                                      lambda prefix, source: load_source(prefix, source)[0])
+    except NotLowerable as err:
+        return None, f"no loop lowering for {err}"
+    except Exception as err:  # a bug of the structured lowering: the pieces may still lower
+        _log.warning("structured lowering failed (%s: %s); lowering piece by piece",
+                     type(err).__name__, err, exc_info=True)
+        return None, f"the structured lowering failed ({type(err).__name__}: {err})"
+    # one njit function: numba types all of it before it runs, so re-running is exact
+    inputs = list(example_inputs) if example_inputs is not None else [None] * len(
+        graph.placeholders)
+    fallback = RunFallback(_LazyPieces(graph, inputs), is_numba_compile_error,
+                           title="the structured numba kernel of a graph",
+                           instead="piece by piece (host loops around kernels)")
+    compiled.fn = fallback.wrap(compiled.fn)
+    return compiled, ""
+
+
+def _compile(plan: Plan, name: str = "forward", regions: Any = None) -> CompiledGraph:
     from .cpu import kernel_code
     from .files import load_source
+    from .numpy_twins import KernelTwins
     from .wrapper import WrapperWriter
 
     codes, modules, files, kernels = {}, {}, [], {}
@@ -67,17 +194,42 @@ def _compile(plan: Plan) -> CompiledGraph:
         modules[kernel.index] = stem
         files.append(path)
         kernels[kernel.name] = code.source
-    writer = WrapperWriter(plan, codes, modules, int(config.parallel_threshold))
+    writer = WrapperWriter(plan, codes, modules, int(config.parallel_threshold), name=name,
+                           regions=regions)
     source = writer.build()
-    module, _, path = load_source("forward", source)
+    module, _, path = load_source(name, source)
     placeholders = plan.graph.placeholders
+    reference = _interpreter(plan.graph)
     fallback = RunFallback(
-        _interpreter(plan.graph), is_numba_compile_error, title="the numba kernels of a graph",
+        lambda *inputs: forward(*inputs) if fallback.take_retry() else reference(*inputs),
+        is_numba_compile_error, title="the numba kernels of a graph",
         mutated=tuple(i for i, node in enumerate(placeholders) if node in writer.mutated),
         effects_from=None if writer.effect_line is None else (path, writer.effect_line))
     forward = module.make_forward(*writer.consts, fallback)
+    fallback.localize = KernelTwins(forward.__globals__, list(codes.values()), _numpy_lowering)
     output_code = _readable(source, codes, files)
-    return CompiledGraph(forward, output_code=output_code, files=[path] + files, kernels=kernels)
+    files = [path] + files
+    for piece in regions.pieces if regions is not None else ():
+        for part_name, part in piece.parts:
+            output_code += (f"\n# ==== {part_name}: {piece.label} ({piece.kind}) ====\n"
+                            + part.compiled.output_code)
+            files += part.compiled.files
+            kernels.update(part.compiled.kernels)
+    return CompiledGraph(forward, output_code=output_code, files=files, kernels=kernels)
+
+
+class _LazyPieces:
+    """The graph lowered without structured functions, built at its first call."""
+
+    def __init__(self, graph: Graph, example_inputs: list):
+        self.graph, self.example_inputs = graph, example_inputs
+        self.fn: Any = None
+
+    def __call__(self, *inputs: Any) -> tuple:
+        if self.fn is None:
+            self.fn = _guarded_lowering(self.graph, self.example_inputs, "forward", False,
+                                        structured=False).compiled.fn
+        return self.fn(*inputs)
 
 
 def _readable(wrapper: str, codes: dict[int, Any], files: list[str]) -> str:
@@ -85,27 +237,6 @@ def _readable(wrapper: str, codes: dict[int, Any], files: list[str]) -> str:
     for (index, code), path in zip(sorted(codes.items()), files):
         parts.append(f"\n# ---- {code.name}  ({path}) ----\n{code.source}")
     return "\n".join(parts)
-
-
-def _structured(graph: Graph, example_inputs: list) -> CompiledGraph:
-    """Graphs with control-flow regions: one njit function with real loops (``structured.py``)."""
-    from .files import load_source
-    from .structured import NotLowerable, compile_structured
-
-    try:
-        compiled = compile_structured(graph, example_inputs,
-                                      lambda prefix, source: load_source(prefix, source)[0])
-    except NotLowerable as err:
-        return _eager(graph, f"a region holds an op without a structured lowering: {err}")
-    except Exception as err:  # a backend bug must not break the user's program
-        _log.warning("structured lowering failed (%s: %s); the graph runs with NumPy",
-                     type(err).__name__, err, exc_info=True)
-        return _eager(graph, f"the structured lowering failed: {type(err).__name__}: {err}")
-    # one njit function: numba types all of it before it runs, so re-running eagerly is exact
-    fallback = RunFallback(_interpreter(graph), is_numba_compile_error,
-                           title="the structured numba kernel of a graph")
-    compiled.fn = fallback.wrap(compiled.fn)
-    return compiled
 
 
 def _interpreter(graph: Graph) -> Any:
@@ -132,12 +263,9 @@ def is_numba_compile_error(error: BaseException) -> bool:
     return False
 
 
-def _eager(graph: Graph, reason: str) -> CompiledGraph:
-    from ..eager import interpret
-
-    def run(*inputs: Any) -> tuple:
-        return interpret(graph, inputs)
-
-    code = (f"# numba backend: this graph runs op by op with NumPy ({reason})\n"
+def _unlowered(graph: Graph, reason: str) -> CompiledGraph:
+    """A graph the backend could not lower at all: op by op (for callers of the backend), and
+    ``prefer_original`` tells the entry to run the user's function instead."""
+    code = (f"# numba backend: nothing compiled, the user's function runs ({reason})\n"
             + graph.print_readable("forward", print_output=False))
-    return CompiledGraph(run, output_code=code)
+    return CompiledGraph(_interpreter(graph), output_code=code, prefer_original=reason)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...graph import Node
 from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
-from .scalar import CHEAP_OPS, cast, constant, empty_message, helper_source, type_name
+from .scalar import cast, cheap, constant, empty_message, helper_source, raises_flags, type_name
 
 LANES = 4  # independent accumulators in an unrolled reduction loop
 CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
@@ -202,7 +202,12 @@ class KernelEmitter:
     def operand(self, value: Any, dtype: np.dtype | None, ndim: int) -> str:
         if isinstance(value, Node):
             text = self.value(value) if value in self.k.rules else self.leaf(value, ndim)
-            return cast(text, self.dtype_of(value), dtype) if dtype is not None else text
+            if dtype is None:
+                return text
+            src = self.dtype_of(value)
+            if self.plan.weak.get(value) is int and np.dtype(dtype).kind == "f":
+                src, text = np.dtype(np.float64), cast(text, src, np.dtype(np.float64))
+            return cast(text, src, dtype)  # (a Python int becomes a float as NumPy's does: via float64)
         if isinstance(value, np.generic):
             value = value.item()
         return repr(value) if dtype is None else constant(value, dtype)
@@ -349,7 +354,7 @@ class KernelEmitter:
         reductions that can merge partial results. (exp & co. dominate on their own.)"""
         if not sweep.reductions or self.k.shape[-1] == 1 or self.k.outer == self.ndim:
             return 1
-        if any(n.target not in CHEAP_OPS for n in sweep.compute):
+        if not all(cheap(n) for n in sweep.compute):
             return 1
         return LANES if all(self.rule(n).merge for n in sweep.reductions) else 1
 
@@ -726,6 +731,8 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool) -> KernelCode:
               *(["Source lines: " + ", ".join(origins) + "."] if origins else []),
               f"Entry points: {entries}.",
               '"""', "", "import numpy as np", "import numba", ""]
+    if any(raises_flags(key) for key in emitter.helpers):
+        header.insert(-1, "from astcompiler.lower.numba.runtime import fp_divide_by_zero, fp_overflow")
     helpers = [f"\n@numba.njit(cache={{cache}}, error_model=\"numpy\")\n{helper_source(key)}"
                for key in emitter.helpers]
     body = "\n".join(header) + "".join(helpers) + "\n\n" + "\n\n".join(functions)

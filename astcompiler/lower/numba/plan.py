@@ -2,8 +2,10 @@
 
 A plan is a list of steps in execution order: ``KernelStep`` (a fused loop nest) or
 ``NodeStep`` (a node the wrapper evaluates with NumPy: views, extern and creation ops,
-mutations, and anything a kernel cannot compute). Targets (``cpu.py`` now, CUDA later) turn a
-``KernelPlan`` into code; they share the grouping, the sweep schedule and the stash decisions.
+mutations, and anything a kernel cannot compute; a control-flow region, which ``host.py``
+writes as a structured piece or a host loop). Regions are barriers. Targets (``cpu.py`` now,
+CUDA later) turn a ``KernelPlan`` into code; they share the grouping, the sweep schedule and the
+stash decisions.
 
 Kernel styles, all over one iteration space ``shape`` (F):
 
@@ -29,16 +31,10 @@ from typing import Any, Callable, Iterator, Union
 import numpy as np
 
 from ...graph import Graph, Node
-from ...ops import REGISTRY
-from .scalar import CHEAP_OPS, ReductionRule, ScalarRule, lower_pointwise, lower_reduction
+from ...ops import REGISTRY, Store
+from .scalar import ReductionRule, ScalarRule, cheap, lower_pointwise, lower_reduction
 
 Rule = Union[ScalarRule, ReductionRule]
-
-# view ops whose result is a view whatever the memory layout (reshape is not: it copies when it must)
-LAYOUT_FREE_VIEWS = frozenset({"getitem", "transpose", "swapaxes", "moveaxis", "expand_dims",
-                               "squeeze", "broadcast_to", "atleast_1d", "atleast_2d",
-                               "atleast_3d", "diagonal", "flip", "fliplr", "flipud", "rot90",
-                               "real", "imag"})
 
 
 @dataclass(eq=False)
@@ -105,9 +101,10 @@ class Plan:
     steps: list[Any] = field(default_factory=list)
     kernels: list[KernelPlan] = field(default_factory=list)
     weak: dict[Node, type] = field(default_factory=dict)
-    eager: str | None = None  # why the whole graph runs with NumPy (None: it does not)
-    regions: bool = False  # control-flow regions: lowered as a whole by ``structured.py``
     roots: dict[Node, frozenset] = field(default_factory=dict)
+    # nodes kept out of kernels for exactness (layout-dependent views of written arrays read
+    # them); region nodes here run as host loops of NumPy steps
+    numpy_only: set[Node] = field(default_factory=set)
 
 
 # -- small queries ------------------------------------------------------------------------------
@@ -212,37 +209,81 @@ def storage_roots(graph: Graph) -> dict[Node, frozenset]:
             if op is not None and op.kind == "view":
                 roots[node] = inputs
             elif op is not None and op.kind in ("pointwise", "reduction", "creation") and not (
-                    node.target == "astype" and node.kwargs.get("copy", True) is False):
+                    op.returns_input is not None and op.returns_input(node.args, node.kwargs)):
                 roots[node] = frozenset({node})
             else:
                 roots[node] = inputs | {node}
     return roots
 
 
-def _layout_hazard(graph: Graph, roots: dict[Node, frozenset]) -> bool:
-    """A layout-dependent view (reshape may copy or view) of a computed array that is mutated.
+def region_writes(node: Node) -> list[Node]:
+    """The arguments of region ``node`` its subgraphs may write to (through their placeholders).
 
-    Kernels allocate C-ordered buffers where NumPy may produce Fortran-ordered ones, so
-    whether such a reshape is a view could differ; those graphs run with NumPy.
-    """
-    mutated = False
+    Subgraph placeholders end with one per region argument after the controls (a loop body's
+    index comes first), so placeholder ``j`` of ``p`` stands for argument ``len(args) - p + j``."""
+    if node.target == "nonstrict_call":
+        return node.all_input_nodes()  # the user's function: anything it was given
+    written: list[Node] = []
+    for sub in node.info.subgraphs.values():
+        placeholders = sub.placeholders
+        for j in written_placeholders(sub):
+            k = len(node.args) - len(placeholders) + j
+            value = node.args[k] if 0 <= k < len(node.args) else None
+            if isinstance(value, Node) and value not in written:
+                written.append(value)
+    return written
+
+
+def written_placeholders(graph: Graph) -> set[int]:
+    """Positions of the placeholders ``graph`` (or a region inside it) may write to."""
+    roots = storage_roots(graph)
+    position = {node: i for i, node in enumerate(graph.placeholders)}
+    found: set[int] = set()
     for node in graph.nodes:
-        if node.op != "call" or not is_barrier(node):
-            continue
-        targets = [node.args[0]] if node.args and REGISTRY[node.target].kind == "mutation" else []
-        out = node.kwargs.get("out")
-        targets += list(out) if isinstance(out, tuple) else [out]
-        for dst in targets:
-            if isinstance(dst, Node) and any(r.op != "placeholder" for r in roots.get(dst, ())):
-                mutated = True
-    if not mutated:
-        return False
+        for dst in write_targets(node):
+            found |= {position[r] for r in roots.get(dst, ()) if r in position}
+    return found
+
+
+def write_targets(node: Node) -> list[Node]:
+    """The values ``node`` writes to: a mutation's destination, ``out=`` arrays, what a region's
+    subgraphs write."""
+    if node.op == "region":
+        return region_writes(node)
+    if node.op != "call" or not is_barrier(node):
+        return []
+    targets = [node.args[0]] if node.args and node.target in REGISTRY \
+        and REGISTRY[node.target].kind == "mutation" else []
+    out = node.kwargs.get("out")
+    targets += list(out) if isinstance(out, tuple) else [out]
+    return [t for t in targets if isinstance(t, Node)]
+
+
+def layout_hazards(graph: Graph, roots: dict[Node, frozenset]) -> set[Node]:
+    """Nodes NumPy computes so that layout-dependent views see NumPy's memory layout.
+
+    Kernels allocate C-ordered buffers where NumPy may produce Fortran-ordered ones, so whether a
+    reshape of a computed array is a view or a copy could differ from NumPy's, and a write through
+    it could be lost. When the graph writes to a computed array, the arrays such views read and
+    everything they are computed from stay NumPy steps (a region among them: a host loop of NumPy
+    steps); the rest of the graph still fuses.
+    """
+    if not any(r.op != "placeholder" for node in graph.nodes for dst in write_targets(node)
+               for r in roots.get(dst, ())):
+        return set()
+    hazards: set[Node] = set()
     for node in graph.nodes:
         if node.op == "call" and node.target in REGISTRY and REGISTRY[node.target].kind == "view" \
-                and node.target not in LAYOUT_FREE_VIEWS:
-            if any(r.op != "placeholder" for r in roots.get(node, ())):
-                return True
-    return False
+                and not REGISTRY[node.target].layout_free \
+                and any(r.op != "placeholder" for r in roots.get(node, ())):
+            stack = list(node.all_input_nodes())
+            while stack:
+                value = stack.pop()
+                if value in hazards or value.op == "placeholder":
+                    continue
+                hazards.add(value)
+                stack.extend(value.all_input_nodes())
+    return hazards
 
 
 # -- grouping -----------------------------------------------------------------------------------
@@ -438,7 +479,7 @@ def _classify_levels(kernel: KernelPlan) -> None:
 
 
 def _expensive(node: Node) -> bool:
-    return node.target not in CHEAP_OPS
+    return not cheap(node)
 
 
 def _schedule_sweeps(kernel: KernelPlan) -> None:
@@ -611,13 +652,17 @@ def destination_shape(dst: Node, index: Any) -> tuple | None:
     return tuple(view.shape) if isinstance(view, np.ndarray) and view.ndim > 0 else None
 
 
+def store_of(node: Node) -> Store | None:
+    """The one value a mutation node writes into a view of its destination (``OpDef.store``)."""
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    return op.store(node.args, node.kwargs) if op is not None and op.store is not None else None
+
+
 def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int]) -> bool:
-    if mutation.target == "setitem" and len(mutation.args) == 3:
-        dst, index, value = mutation.args
-    elif mutation.target == "copy_" and len(mutation.args) == 2 and not mutation.kwargs:
-        (dst, value), index = mutation.args, Ellipsis
-    else:
+    store = store_of(mutation)
+    if store is None:
         return False
+    dst, index, value = store.dst, store.index, store.value
     if not isinstance(dst, Node) or not isinstance(value, Node) or kernel.stored is not None:
         return False
     if value not in kernel.outputs or value.users != [mutation]:
@@ -649,17 +694,12 @@ def build_plan(graph: Graph, example_inputs: list,
     runs with NumPy.
     """
     plan = Plan(graph)
-    if any(n.op == "region" for n in graph.nodes):
-        plan.eager, plan.regions = "the graph has control-flow regions", True
-        return plan
     plan.roots = storage_roots(graph)
-    if _layout_hazard(graph, plan.roots):
-        plan.eager = "a layout-dependent view of a computed array is mutated"
-        return plan
+    plan.numpy_only = layout_hazards(graph, plan.roots)
     plan.weak = weak_scalars(graph, example_inputs)
     rules: dict[Node, Rule] = {}
     for node in graph.nodes:
-        if node.op == "call":
+        if node.op == "call" and node not in plan.numpy_only:
             rule = lower_node(node, plan.weak)
             if rule is not None and (accept is None or accept(node, rule)):
                 rules[node] = rule
@@ -676,9 +716,9 @@ def build_plan(graph: Graph, example_inputs: list,
             kernel_of[node] = kernel
     fused: set[Node] = set()
     for node in graph.nodes:
-        if node.op == "call" and node.target in ("setitem", "copy_"):
-            value = node.args[-1] if node.target == "setitem" else node.args[1] if len(
-                node.args) > 1 else None
+        store = store_of(node)
+        if store is not None:
+            value = store.value
             kernel = kernel_of.get(value) if isinstance(value, Node) else None
             if kernel is not None and grouper.segment_of.get(value) == grouper.segment_of[node] \
                     and _fuse_store(node, kernel, order):
@@ -702,7 +742,7 @@ def _order_steps(graph: Graph, kernel_of: dict[Node, KernelPlan], segment_of: di
         for node in by_segment[segment]:
             kernel = kernel_of.get(node)
             if node in fused:
-                kernel = kernel_of[node.args[-1] if node.target == "setitem" else node.args[1]]
+                kernel = kernel_of[store_of(node).value]
             if kernel is not None:
                 item = kernel_items.setdefault(id(kernel), KernelStep(kernel))
                 if kernel.store_into is not None:

@@ -18,19 +18,18 @@ import numpy as np
 
 from ...graph import Node
 from ...ops import REGISTRY
+from .optable import HELPER_STEMS, INT_DIVISION_HELPERS, MODULAR_INT_UFUNCS
 
 # dtypes a kernel can load, compute and store (numba has no float16; complex is left to NumPy)
 _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64,
     np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64))
 
-# ops cheap enough to recompute in a later sweep instead of keeping their values
-CHEAP_OPS = frozenset({
-    "add", "subtract", "multiply", "negative", "positive", "absolute", "fabs", "square",
-    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-    "logical_and", "logical_or", "logical_xor", "logical_not", "maximum", "minimum",
-    "fmax", "fmin", "where", "clip", "astype", "copy", "sign", "conjugate",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "divide"})
+
+def cheap(node: Node) -> bool:
+    """Cheap enough to recompute in a later sweep instead of keeping its values (``OpDef.cheap``)."""
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    return op is not None and op.cheap
 
 
 def kernel_dtype(dtype: Any) -> bool:
@@ -46,6 +45,12 @@ def type_name(dtype: np.dtype) -> str:
     """``np.float32``-style source for a dtype's scalar type."""
     dt = np.dtype(dtype)
     return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
+
+
+def unsigned(dtype: np.dtype) -> np.dtype:
+    """The unsigned integer dtype of ``dtype``'s width (itself when unsigned)."""
+    dt = np.dtype(dtype)
+    return np.dtype(f"u{dt.itemsize}") if dt.kind == "i" else dt
 
 
 def cast(expr: str, src: np.dtype | None, dst: np.dtype) -> str:
@@ -72,6 +77,8 @@ def constant(value: Any, dtype: np.dtype) -> str:
         else:
             text = repr(v)
         return f"{type_name(dt)}({text})"
+    if dt.kind == "u":  # a wrapped bit pattern (signed arithmetic done in the unsigned twin)
+        return f"{type_name(dt)}({int(value) % 2 ** (8 * dt.itemsize)})"
     return f"{type_name(dt)}({int(value)})"
 
 
@@ -99,38 +106,51 @@ def highest(dtype: np.dtype) -> Any:
 _HELPERS: dict[str, str] = {
     "floordiv_int": '''
 def floordiv_{dt}(a, b):
-    """NumPy's integer floor_divide: x // 0 == 0, MIN // -1 wraps."""
+    """NumPy's integer floor_divide: x // 0 == 0, MIN // -1 wraps (both raise NumPy's flags)."""
     if b == 0:
+        fp_divide_by_zero()
         return {T}(0)
     if b == -1:
-        return {T}(-a)
+        if a == {MIN}:
+            fp_overflow()
+        return {T}(np.negative({U}(a)))
     return {T}(a // b)
 ''',
     "floordiv_uint": '''
 def floordiv_{dt}(a, b):
-    """NumPy's unsigned floor_divide: x // 0 == 0."""
+    """NumPy's unsigned floor_divide: x // 0 == 0 (raising the divide-by-zero flag)."""
     if b == 0:
+        fp_divide_by_zero()
         return {T}(0)
     return {T}(a // b)
 ''',
     "remainder_int": '''
 def remainder_{dt}(a, b):
-    """NumPy's integer remainder (sign of the divisor): x % 0 == 0, MIN % -1 == 0."""
-    if b == 0 or b == -1:
+    """NumPy's integer remainder (sign of the divisor): x % 0 == 0 (divide-by-zero flag),
+    MIN % -1 == 0."""
+    if b == 0:
+        fp_divide_by_zero()
+        return {T}(0)
+    if b == -1:
         return {T}(0)
     return {T}(a % b)
 ''',
     "remainder_uint": '''
 def remainder_{dt}(a, b):
-    """NumPy's unsigned remainder: x % 0 == 0."""
+    """NumPy's unsigned remainder: x % 0 == 0 (divide-by-zero flag)."""
     if b == 0:
+        fp_divide_by_zero()
         return {T}(0)
     return {T}(a % b)
 ''',
     "fmod_int": '''
 def fmod_{dt}(a, b):
-    """NumPy's integer fmod (sign of the dividend): x % 0 == 0, MIN % -1 == 0."""
-    if b == 0 or b == -1:
+    """NumPy's integer fmod (sign of the dividend): x % 0 == 0 (divide-by-zero flag),
+    MIN % -1 == 0."""
+    if b == 0:
+        fp_divide_by_zero()
+        return {T}(0)
+    if b == -1:
         return {T}(0)
     r = {T}(a % b)
     if r != 0 and (r < 0) != (a < 0):
@@ -139,8 +159,9 @@ def fmod_{dt}(a, b):
 ''',
     "fmod_uint": '''
 def fmod_{dt}(a, b):
-    """NumPy's unsigned fmod: x % 0 == 0."""
+    """NumPy's unsigned fmod: x % 0 == 0 (divide-by-zero flag)."""
     if b == 0:
+        fp_divide_by_zero()
         return {T}(0)
     return {T}(a % b)
 ''',
@@ -159,6 +180,18 @@ def floordiv_{dt}(a, b):
             floordiv = {T}(floordiv + {T}(1.0))
         return floordiv
     return np.copysign({T}(0.0), {T}(a / b))
+''',
+    "remainder_float": '''
+def remainder_{dt}(a, b):
+    """NumPy's float remainder (npy_divmod): the divisor's sign, a zero with the divisor's sign."""
+    mod = np.fmod(a, b)
+    if b == 0:
+        return mod
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            mod = {T}(mod + b)
+        return mod
+    return np.copysign({T}(0.0), b)
 ''',
     "lshift": '''
 def lshift_{dt}(a, b):
@@ -183,16 +216,17 @@ def rshift_{dt}(a, b):
 ''',
     "power_int": '''
 def power_{dt}(a, b):
-    """Integer power by squaring, wrapping like NumPy (callers guarantee b >= 0)."""
-    result = {T}(1)
-    base = {T}(a)
+    """Integer power by squaring, wrapping like NumPy (callers guarantee b >= 0); unsigned
+    arithmetic, since numba's signed arithmetic may not wrap (LLVM ``nsw``)."""
+    result = {U}(1)
+    base = {U}(a)
     e = np.int64(b)
     while e > 0:
         if e & 1:
-            result = {T}(result * base)
-        base = {T}(base * base)
+            result = {U}(np.multiply(result, base))
+        base = {U}(np.multiply(base, base))
         e = e >> 1
-    return result
+    return {T}(result)
 ''',
 }
 
@@ -203,8 +237,15 @@ def helper_source(key: str) -> str:
     text = _HELPERS[name]
     if dt:
         dtype = np.dtype(dt)
-        text = text.format(dt=dtype.name, T=type_name(dtype), BITS=dtype.itemsize * 8)
+        low = int(np.iinfo(dtype).min) if dtype.kind in "iu" else 0
+        text = text.format(dt=dtype.name, T=type_name(dtype), U=type_name(unsigned(dtype)),
+                           BITS=dtype.itemsize * 8, MIN=low)
     return text.strip("\n") + "\n"
+
+
+def raises_flags(key: str) -> bool:
+    """Whether helper ``key`` raises floating-point flags itself (NumPy's integer division)."""
+    return "fp_divide_by_zero()" in _HELPERS[key.partition(":")[0]]
 
 
 def helper_call(key: str) -> str:
@@ -212,10 +253,7 @@ def helper_call(key: str) -> str:
     name, _, dt = key.partition(":")
     if not dt:
         return name
-    stem = {"floordiv_int": "floordiv", "floordiv_uint": "floordiv", "floordiv_float": "floordiv",
-            "remainder_int": "remainder", "remainder_uint": "remainder", "fmod_int": "fmod",
-            "fmod_uint": "fmod", "rshift_int": "rshift", "rshift_uint": "rshift",
-            "power_int": "power", "lshift": "lshift"}[name]
+    stem = HELPER_STEMS[name]
     return f"{stem}_{np.dtype(dt).name}"
 
 
@@ -237,13 +275,6 @@ class ScalarRule:
     helpers: tuple[str, ...] = ()
     operands: tuple[int, ...] | None = None  # which node args are operands (default: all)
     checked: bool = True  # False: an op's own template, not verified here (the backend probes it)
-
-
-# ufuncs whose numba scalar loops differ from NumPy for these dtype kinds: left to NumPy
-_NUMPY_ONLY = {
-    "reciprocal": "iu", "spacing": "fiub", "lcm": "iub", "nextafter": "",
-    "float_power": "",
-}
 
 
 def operand_dtype(value: Any, weak: dict[Node, type]) -> Any:
@@ -279,8 +310,8 @@ def lower_pointwise(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
         return None
     if any(isinstance(v, Node) for v in node.kwargs.values()) or "out" in node.kwargs:
         return None
-    if "ufunc" in op.extra:
-        return _lower_ufunc(node, op.extra["ufunc"], weak)
+    if op.ufunc is not None:
+        return _lower_ufunc(node, op.ufunc, weak)
     special = _SPECIAL.get(node.target)
     if special is not None:
         return special(node, weak)
@@ -317,8 +348,10 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarR
     in_dts, out_dt = tuple(loop[:-1]), loop[-1]
     name = ufunc.__name__
     kind = in_dts[0].kind
-    if name in _NUMPY_ONLY and (not _NUMPY_ONLY[name] or kind in _NUMPY_ONLY[name]):
+    if kind in REGISTRY[node.target].numpy_only:  # numba's scalar loop differs from NumPy's
         return None
+    if int in ins and REGISTRY[node.target].comparison:
+        return _compare_python_int(node, in_dts, out_dt)
     override = _ufunc_override(name, in_dts, out_dt, node)
     if override is False:
         return None
@@ -329,14 +362,61 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarR
     return ScalarRule(in_dts, template, out_dt)
 
 
+def _compare_python_int(node: Node, ins: tuple, out: np.dtype) -> ScalarRule | None:
+    """A comparison with a Python int: NumPy 2 compares an integer array with it by value
+    (``uint8_array < 300`` is all True), so both sides are compared in int64, which holds them
+    (a dynamic int outside int64 sends the graph to NumPy); a uint64 loop is left to NumPy."""
+    literals = [a for a in node.args if type(a) is int]
+    if any(not -2 ** 63 <= a < 2 ** 63 for a in literals):
+        return None
+    if ins[0].kind not in "iu":
+        return ScalarRule(ins, f"np.{node.target}({{0}}, {{1}})", out)
+    if ins[0] == np.dtype(np.uint64):
+        return None
+    wide = np.dtype(np.int64)
+    return ScalarRule((wide, wide), f"np.{node.target}({{0}}, {{1}})", out)
+
+
+def _float_override(name: str, ins: tuple, out: np.dtype) -> ScalarRule | None | bool:
+    """NumPy's float rules at NaN and signed zeros, where numba's own ufuncs differ."""
+    T = type_name(out)
+    if name in ("maximum", "minimum"):  # NaN propagates; on ties the second operand wins
+        return ScalarRule(ins, _select(">" if name == "maximum" else "<", "{0}", "{1}"), out)
+    if name in ("fmax", "fmin"):  # NumPy's result for -0.0 vs 0.0 depends on its SIMD loop
+        return False
+    if name == "sign":  # sign(-0.0) is 0.0
+        return ScalarRule(ins, f"({T}(1.0) if {{0}} > 0 else ({T}(-1.0) if {{0}} < 0 else "
+                               f"({T}(0.0) if {{0}} == 0 else {{0}})))", out)
+    if name == "remainder":  # a zero remainder has the divisor's sign
+        key = f"remainder_float:{ins[0].name}"
+        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
+    return None
+
+
+def _select(op: str, a: str, b: str) -> str:
+    """NumPy's float ``maximum`` (``op`` ``>``) / ``minimum`` (``<``): ``a`` when it wins or is NaN."""
+    return f"({a} if ({a} {op} {b} or {a} != {a}) else {b})"
+
+
 def _ufunc_override(name: str, ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None | bool:
     """Rules where numba's own scalar ufunc differs from NumPy. False: NumPy only."""
     kind = ins[0].kind
     dt = ins[0].name
+    if name in MODULAR_INT_UFUNCS and kind == "i" and out == ins[0]:
+        twin = unsigned(out)
+        args = ", ".join(f"{{{i}}}" for i in range(len(ins)))
+        return ScalarRule((twin,) * len(ins), f"{type_name(out)}(np.{name}({args}))", out)
+    if name == "absolute" and kind == "i":  # abs(MIN) is MIN, as in NumPy
+        return ScalarRule(ins, f"({type_name(out)}(np.negative({type_name(unsigned(out))}({{0}})))"
+                               f" if {{0}} < 0 else {{0}})", out)
     if name in ("floor_divide", "remainder", "fmod") and kind in "iu":
-        base = {"floor_divide": "floordiv", "remainder": "remainder", "fmod": "fmod"}[name]
+        base = INT_DIVISION_HELPERS[name]
         key = f"{base}_{'int' if kind == 'i' else 'uint'}:{dt}"
         return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
+    if kind == "f":
+        float_rule = _float_override(name, ins, out)
+        if float_rule is not None:
+            return float_rule
     if name == "floor_divide" and kind == "f":
         key = f"floordiv_float:{dt}"
         return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
@@ -378,10 +458,16 @@ def _lower_clip(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
     if not _readable(node, used) or 0 not in used:
         return None
     expr = "{0}"
-    if lo is not None:
-        expr = f"np.maximum({expr}, {{1}})"
-    if hi is not None:
-        expr = f"np.minimum({expr}, {{2}})"
+    if out.kind == "f":  # NumPy's clip: max, then min, each keeping a NaN first operand
+        if lo is not None:
+            expr = _select(">", expr, "{1}")
+        if hi is not None:
+            expr = _select("<", expr, "{2}")
+    else:
+        if lo is not None:
+            expr = f"np.maximum({expr}, {{1}})"
+        if hi is not None:
+            expr = f"np.minimum({expr}, {{2}})"
     dts = tuple(out if v is not None else None for v in node.args)
     return ScalarRule(dts, expr, out, operands=used)
 
@@ -412,7 +498,8 @@ def _lower_cast(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
     """astype / copy: the value itself, cast to the node's dtype."""
     if not node.args or not _scalar_operand(node.args[0]):
         return None
-    if node.target == "astype" and node.kwargs.get("copy", True) is False:
+    returns_input = REGISTRY[node.target].returns_input
+    if returns_input is not None and returns_input(node.args, node.kwargs):
         return None  # may return its input itself: NumPy decides
     if node.target == "copy" and node.kwargs.get("order", "K") not in ("K", "C", "F"):
         return None
@@ -452,14 +539,9 @@ class ReductionRule:
     ddof: Any = 0
 
 
-_NO_IDENTITY = {"max": "zero-size array to reduction operation maximum which has no identity",
-                "min": "zero-size array to reduction operation minimum which has no identity",
-                "argmax": "attempt to get argmax of an empty sequence",
-                "argmin": "attempt to get argmin of an empty sequence"}
-
-
 def empty_message(name: str) -> str:
-    return _NO_IDENTITY[name]
+    """NumPy's ValueError message for reduction ``name`` of an empty array (``OpDef.no_identity``)."""
+    return REGISTRY[name].no_identity
 
 
 def _accumulator(rule: str, src: np.dtype, result: np.dtype) -> np.dtype | None:
@@ -495,6 +577,8 @@ def lower_reduction(node: Node) -> ReductionRule | None:
     acc = _accumulator(spec.accumulate, src, result)
     if acc is None or not kernel_dtype(acc):
         return None
+    if acc.kind == "i" and not spec.arg and any(c in spec.combine for c in "+*"):
+        acc = unsigned(acc)  # sums and products wrap like NumPy's (numba's signed ops are nsw)
     ddof = node.kwargs.get("ddof", 0)
     if not isinstance(ddof, (int, float, np.integer, np.floating)) or isinstance(ddof, bool):
         return None
@@ -505,7 +589,7 @@ def lower_reduction(node: Node) -> ReductionRule | None:
                          merge=getattr(spec, "merge", None),
                          nan_flag=bool(getattr(spec, "propagate_nan", False)) and src.kind == "f",
                          arg=spec.arg, two_pass=spec.two_pass,
-                         needs_elements=node.target in _NO_IDENTITY, ddof=ddof)
+                         needs_elements=op.no_identity is not None, ddof=ddof)
 
 
 def _init_value(init: str, dtype: np.dtype) -> str | None:
@@ -521,7 +605,6 @@ def _init_value(init: str, dtype: np.dtype) -> str | None:
 
 
 # -- Python ints as weak operands ----------------------------------------------------------------
-_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 
 
 def python_int_bounds(node: Node) -> tuple[int, int]:
@@ -532,7 +615,8 @@ def python_int_bounds(node: Node) -> tuple[int, int]:
     low, high = -2 ** 63, 2 ** 63 - 1
     for user in node.users:
         meta = user.meta
-        if meta is None or meta.pytype is not None or user.target in _COMPARISONS:
+        op = REGISTRY.ops.get(user.target) if user.op == "call" else None
+        if meta is None or meta.pytype is not None or (op is not None and op.comparison):
             continue
         if user.op == "call" and np.dtype(meta.dtype).kind in "iu":
             info = np.iinfo(meta.dtype)

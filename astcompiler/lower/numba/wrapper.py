@@ -11,7 +11,7 @@ through ``make_forward``'s parameters.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -19,11 +19,11 @@ from ...graph import Node
 from ...ops import REGISTRY
 from ...ops.python_scalars import PYTHON_OPS
 from .cpu import KernelCode, Namer
-from .scalar import python_int_bounds
-from .plan import KernelPlan, KernelStep, NodeStep, Plan, ReductionRule
+from .scalar import python_int_bounds, raises_flags
+from .plan import KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward",
-                                           "___fallback", "___error"}
+                                           "___fallback", "___error", "___rt"}
 
 
 def _op_key(node: Node) -> str:
@@ -42,8 +42,10 @@ class WrapperWriter:
     """Builds the wrapper module source for a plan."""
 
     def __init__(self, plan: Plan, codes: dict[int, KernelCode], modules: dict[int, str],
-                 threshold: int, name: str = "forward"):
+                 threshold: int, name: str = "forward",
+                 regions: Callable[["WrapperWriter", Node], None] | None = None):
         self.plan = plan
+        self.regions = regions  # writes a region step (host.py: structured piece or host loop)
         self.codes = codes
         self.modules = modules
         self.threshold = threshold
@@ -55,7 +57,8 @@ class WrapperWriter:
                 reserved.add(code.parallel_name)
         self.ops: dict[str, str] = {}
         for step in plan.steps:
-            if isinstance(step, NodeStep) and step.node.target not in ("getitem", "setitem"):
+            if isinstance(step, NodeStep) and step.node.op == "call" \
+                    and step.node.target not in ("getitem", "setitem"):
                 key = _op_key(step.node)
                 self.ops[key] = f"op_{key.replace(':', '_')}"
             elif isinstance(step, KernelStep) and step.kernel.store_into is not None \
@@ -70,6 +73,9 @@ class WrapperWriter:
         self.first_effect: int | None = None  # index in ``lines`` of the first write to an input
         self.effect_line: int | None = None  # its line number in the module (after ``build``)
         self.mutated: set[Node] = set()  # placeholders the graph writes to
+        self.fp_dirty = True  # NumPy steps may have left FP flags set since the last clear
+        self.opaque = False  # a region or an op with side effects ran: rerunning would repeat it
+        self.fp_reported = False  # some kernel's FP flags are reported in place (no rerun)
         for node in plan.graph.placeholders:
             self.var[node] = self.names(node.name)
 
@@ -97,6 +103,8 @@ class WrapperWriter:
         if isinstance(value, tuple):
             inner = ", ".join(self.value(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
+        if type(value) is list and _holds_node(value):  # x[[i, j]]: the ints of this call
+            return "[" + ", ".join(self.value(v) for v in value) + "]"
         if isinstance(value, slice):
             return f"slice({self.value(value.start)}, {self.value(value.stop)}, {self.value(value.step)})"
         if isinstance(value, np.dtype):
@@ -144,9 +152,17 @@ class WrapperWriter:
             self.mutated |= inputs
 
     def node_step(self, node: Node) -> None:
+        self.fp_dirty = True
         if node.op == "region":
-            raise AssertionError("regions run with the eager interpreter")
+            if self.regions is None:
+                raise AssertionError("a region step needs a region writer (host.py)")
+            self.opaque = True  # (kernels in a host loop run after the loop's earlier effects)
+            self.regions(self, node)
+            return
         self.note_effect(node)
+        op = REGISTRY.ops.get(node.target)
+        if op is not None and op.side_effects and op.kind != "mutation":
+            self.opaque = True
         if node.target == "getitem" and len(node.args) == 2 and not node.kwargs:
             self.var[node] = self.names(node.name)
             self.emit(f"{self.var[node]} = {self.value(node.args[0])}[{self.index(node.args[1])}]",
@@ -171,16 +187,96 @@ class WrapperWriter:
         for node in code.buffers + code.returns:
             self.var[node] = self.names(node.name)
         dims = [self.dim_expr(kernel, d) for d in range(len(kernel.shape))]
-        for node in code.buffers:
-            if node is not kernel.stored:
-                self.allocate(kernel, node, dims, self.var[node], node.origin)
+        self.allocations(kernel, code, dims, origin)
+        checked = _floating(kernel)
+        if checked and self.fp_dirty:
+            self.emit("___rt.fp_clear()  # NumPy warns about the FP flags a kernel raises", origin)
         if kernel.store_into is not None:
             self.fused_store(kernel, code, dims, origin)
         else:
             self.call(kernel, code, dims, origin, 2)
+        if checked:
+            self.check_fp(kernel, origin)
         for node in code.returns:
             name = self.var[node]
             self.emit(f"{name} = {_scalar_type(node.meta.dtype)}({name})", node.origin)
+
+    def allocations(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
+                    origin: str | None) -> None:
+        """The kernel's output buffers, in the memory layout NumPy gives them: C order when
+        every input of two or more dims is C-contiguous, else NumPy's ``order="K"`` rule
+        (``runtime.k_order``: Fortran-ordered in, Fortran-ordered out)."""
+        buffers = [n for n in code.buffers if n is not kernel.stored]
+        wide = [n for n in code.inputs if len(n.meta.shape) >= 2 and not n.meta.scalar]
+        if not wide or not any(len(n.meta.shape) >= 2 for n in buffers):
+            for node in buffers:
+                self.allocate(kernel, node, dims, self.var[node], node.origin)
+            return
+        self.emit("if " + " and ".join(f"{self.var[n]}.flags.c_contiguous" for n in wide) + ":",
+                  origin)
+        for node in buffers:
+            self.allocate(kernel, node, dims, self.var[node], node.origin, 3)
+        self.emit("else:  # NumPy's output layout follows its inputs' (order='K')", origin)
+        layouts = self.layouts(kernel, [n for n in buffers if len(n.meta.shape) >= 2], dims)
+        for node in buffers:
+            if node not in layouts:
+                self.allocate(kernel, node, dims, self.var[node], node.origin, 3)
+                continue
+            shape = self.shape_expr(kernel, node, dims)
+            self.emit(f"{self.var[node]} = ___rt.empty({shape}, {_dtype_expr(node.meta.dtype)}, "
+                      f"{layouts[node]})", node.origin, 3)
+
+    def layouts(self, kernel: KernelPlan, wanted: list[Node], dims: list[str]) -> dict[Node, str]:
+        """Emit the layouts of the members ``wanted`` needs, as NumPy would allocate each."""
+        needed: set[Node] = set()
+        stack = list(wanted)
+        while stack:
+            node = stack.pop()
+            if node in needed:
+                continue
+            needed.add(node)
+            stack.extend(v for v in operands(node, kernel.rules[node]) if v in kernel.rules)
+        names: dict[Node, str] = {}
+
+        def ref(value: Node) -> str:
+            return names[value] if value in names else self.var[value]
+
+        for node in kernel.nodes:
+            if node not in needed:
+                continue
+            shape = self.shape_expr(kernel, node, dims)
+            rule = kernel.rules[node]
+            args = [ref(v) for v in operands(node, rule)]
+            if isinstance(rule, ReductionRule):
+                keep = bool(node.kwargs.get("keepdims", False))
+                text = f"___rt.reduced({args[0]}, {shape}, {reduced_axes(node)!r}, {keep})"
+            elif node.target == "copy" and node.kwargs.get("order", "K") != "K":
+                text = f"___rt.copied({shape}, {args[0]}, {node.kwargs['order']!r})"
+            else:
+                text = f"___rt.k_order({shape}, ({', '.join(args)}{',' if len(args) == 1 else ''}))"
+            names[node] = self.names(f"layout_{node.name}")
+            self.emit(f"{names[node]} = {text}", node.origin, 3)
+        return {n: names[n] for n in wanted}
+
+    @property
+    def can_rerun(self) -> bool:
+        """Whether the code emitted so far may be rerun with NumPy from the start (no write to an
+        input, no region or side effect ran before this point)."""
+        return self.first_effect is None and not self.opaque
+
+    def check_fp(self, kernel: KernelPlan, origin: str | None) -> None:
+        """After a kernel: a floating-point flag NumPy would warn or raise about (``np.seterr``)
+        reruns the call with NumPy, which warns and raises as the plain call does; after a
+        write to an input it cannot, and the flags are reported as NumPy would word them."""
+        self.fp_dirty = False
+        self.emit("if ___rt.fp_raised():", origin)
+        if self.can_rerun:
+            params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
+            self.emit(f"return ___fallback.eager({params})", origin, 3)
+        else:
+            self.fp_reported = True
+            ops = list(dict.fromkeys(n.target for n in kernel.nodes))
+            self.emit(f"___rt.fp_report({ops!r})", origin, 3)
 
     def allocate(self, kernel: KernelPlan, node: Node, dims: list[str], name: str,
                  origin: str | None, depth: int = 2) -> None:
@@ -199,7 +295,7 @@ class WrapperWriter:
             params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
             low, high = python_int_bounds(node)
             self.emit(f"if not {low} <= {name} <= {high}:", origin, depth)
-            if self.first_effect is None:
+            if self.can_rerun:
                 self.emit(f"return ___fallback.eager({params})", origin, depth + 1)
             else:
                 self.emit('raise OverflowError("a Python int outside 64 bits reached a compiled '
@@ -307,6 +403,12 @@ class WrapperWriter:
                 self.kernel_step(step.kernel)
             else:
                 self.node_step(step.node)
+        if self.fp_reported:  # np.errstate(...="raise"): NumPy raises before the writes
+            params = ", ".join(self.var[n] for n in graph.placeholders)
+            self.lines[:0] = ["        if ___rt.strict():",
+                              f"            return ___fallback.eager({params})"]
+            if self.first_effect is not None:
+                self.first_effect += 2
         outputs = graph.output_node.args[0]
         values = [self.value(v) for v in outputs]
         self.emit(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
@@ -317,6 +419,8 @@ class WrapperWriter:
         head = ['"""output_code: the wrapper that runs one graph (astcompiler numba backend).',
                 "", "Generated; every line names the source line it comes from.", '"""', "",
                 "import numpy as np", ""]
+        if any("___rt." in line for line in self.lines):
+            head.insert(-1, "import astcompiler.lower.numba.runtime as ___rt")
         if self.ops:
             head.insert(-1, "from astcompiler.ops import REGISTRY")
         for index, code in sorted(self.codes.items()):
@@ -395,6 +499,20 @@ def _same_index(a: Any, b: Any) -> bool:
         return all(_same_index(x, y) for x, y in ((a.start, b.start), (a.stop, b.stop),
                                                   (a.step, b.step)))
     return type(a) is type(b) and a == b
+
+
+def _holds_node(value: Any) -> bool:
+    if isinstance(value, Node):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_node(v) for v in value)
+
+
+def _floating(kernel: KernelPlan) -> bool:
+    """Whether a kernel may raise the floating-point flags NumPy warns about: it computes with
+    floats, or divides integers (NumPy raises the flags for ``x // 0`` and ``MIN // -1``)."""
+    values = list(kernel.nodes) + list(kernel.inputs)
+    return any(v.meta is not None and np.dtype(v.meta.dtype).kind in "fc" for v in values) \
+        or any(raises_flags(key) for rule in kernel.rules.values() for key in rule.helpers)
 
 
 def _dtype_expr(dtype: Any) -> str:

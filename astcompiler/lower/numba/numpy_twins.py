@@ -1,0 +1,97 @@
+"""A kernel numba cannot compile when it first runs: its nodes run with NumPy, the rest stays.
+
+numba types a kernel at its first call. When that fails (``RunFallback.recover`` tells compiler
+errors from the program's own), ``KernelTwins`` finds which kernel failed, builds its *NumPy
+twin* (the kernel's nodes as NumPy steps, generated like any wrapper, writing into the same
+buffers and returning the same scalars) and puts it in place of the kernel (and of its ``prange``
+twin) in the wrapper's namespace; the call then runs again from the start, as exactly as the
+eager re-run it replaces (``RunFallback`` restores the inputs first, or re-runs only before the
+first write to one). Other kernels stay numba code.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+from ...graph import Graph, Node, map_nodes
+from ...logs import get_logger
+from ...source.loading import user_stacklevel
+from ..base import error_summary
+from .cpu import KernelCode
+
+# (graph, name) -> a NumPy-only lowering's callable (``lower_graph(..., numpy_only=True)``)
+LowerNumpy = Callable[[Graph, str], Callable[..., tuple]]
+
+
+class KernelTwins:
+    """``RunFallback.localize`` for one wrapper: swap a failed kernel for its NumPy twin."""
+
+    def __init__(self, namespace: dict, codes: list[KernelCode], lower: LowerNumpy):
+        self.namespace = namespace
+        self.lower = lower
+        self.by_name: dict[str, KernelCode] = {}
+        for code in codes:
+            self.by_name[code.name] = code
+            if code.parallel_name:
+                self.by_name[code.parallel_name] = code
+
+    def __call__(self, error: BaseException) -> bool:
+        code = self.by_name.get(failed_function(error) or "")
+        if code is None or code.plan is None:
+            return False
+        twin = numpy_twin(code, self.lower)
+        if twin is None:
+            return False
+        for name in (code.name, code.parallel_name):
+            if name:
+                self.namespace[name] = twin
+                self.by_name.pop(name, None)  # a second failure of it is not ours to fix
+        message = (f"astcompiler: numba could not compile {code.name} when it first ran "
+                   f"({type(error).__name__}: {error_summary(error)}); its nodes run with NumPy "
+                   "from now on, the other kernels stay compiled")
+        get_logger("graph_breaks").info("%s\n%s", message, error)
+        warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
+        return True
+
+
+def failed_function(error: BaseException) -> str | None:
+    """The name of the numba function whose compilation raised ``error`` (from its dispatcher's
+    frame in the traceback), or None."""
+    tb = error.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "_compile_for_args":  # the outermost: called by the wrapper
+            dispatcher = frame.f_locals.get("self")
+            return getattr(getattr(dispatcher, "py_func", None), "__name__", None)
+        tb = tb.tb_next
+    return None
+
+
+def numpy_twin(code: KernelCode, lower: LowerNumpy) -> Callable[..., Any] | None:
+    """A Python callable with the kernel's signature (inputs, then output buffers) that computes
+    its nodes with NumPy, fills the buffers and returns the 0-d results; None when a node reads
+    a value the kernel is not given."""
+    graph = Graph()
+    env: dict[Node, Node] = {n: graph.placeholder(f"input:{n.name}", n.meta, n.name)
+                             for n in code.inputs}
+    for node in code.plan.nodes:
+        if any(value not in env for value in node.all_input_nodes()):
+            return None
+        env[node] = graph.call(node.target, map_nodes(node.args, env.__getitem__),
+                               map_nodes(node.kwargs, env.__getitem__), node.meta, node.origin)
+    graph.output(tuple(env[n] for n in code.buffers + code.returns))
+    forward = lower(graph, f"{code.name}_numpy")
+    n_inputs, n_buffers = len(code.inputs), len(code.buffers)
+
+    def twin(*args: Any) -> Any:
+        results = forward(*args[:n_inputs])
+        for buffer, value in zip(args[n_inputs:], results[:n_buffers]):
+            buffer[...] = value
+        returns = results[n_buffers:]
+        if not returns:
+            return None
+        return returns[0] if len(returns) == 1 else tuple(returns)
+
+    twin.__name__ = f"{code.name}_numpy"
+    return twin

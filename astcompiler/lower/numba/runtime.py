@@ -1,0 +1,251 @@
+"""What generated wrappers call at run time besides kernels: NumPy's output layouts, FP status.
+
+* ``k_order`` / ``reduced`` / ``empty``: the memory layout NumPy gives a ufunc's (or a
+  reduction's) freshly allocated output (``order="K"``): its axes ordered by the operands'
+  strides, C order winning where operands disagree. Wrappers use them only when some input is
+  not C-contiguous (then NumPy's result is not C-ordered either: a Fortran-ordered ``F + F`` is
+  Fortran-ordered).
+* ``fp_clear`` / ``fp_raised``: the floating-point status flags, which NumPy reads after each
+  ufunc loop to warn or raise as ``np.seterr`` says. A kernel sets the same flags, so a wrapper
+  that finds one whose error mode is not ``"ignore"`` reruns the call with NumPy, which then
+  warns or raises exactly as the plain call does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import platform
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A value computed inside a kernel: its shape and axis order (slowest axis first)."""
+
+    shape: tuple[int, ...]
+    order: tuple[int, ...]
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Element strides of a contiguous array with this axis order."""
+        strides = [0] * len(self.shape)
+        step = 1
+        for axis in reversed(self.order):
+            strides[axis] = step
+            step *= max(int(self.shape[axis]), 1)
+        return tuple(strides)
+
+
+def _strides_in(value: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``value``'s strides broadcast to ``shape`` (0 on broadcast and size-1 axes); None: none."""
+    if isinstance(value, Layout):
+        own_shape, own = value.shape, value.strides
+    elif isinstance(value, np.ndarray):
+        own_shape, own = value.shape, value.strides
+    else:
+        return None
+    lead = len(shape) - len(own_shape)
+    if lead < 0:
+        return None
+    return (0,) * lead + tuple(0 if size == 1 else abs(s) for size, s in zip(own_shape, own))
+
+
+def _contiguous(value: Any) -> tuple[bool, bool]:
+    """(C-contiguous, Fortran-contiguous), as NumPy's flags say (size-1 axes do not count)."""
+    if isinstance(value, np.ndarray):
+        return value.flags.c_contiguous, value.flags.f_contiguous
+    sized = [a for a in value.order if value.shape[a] != 1]
+    return sized == sorted(sized), sized == sorted(sized, reverse=True)
+
+
+def _trivial_order(shape: tuple[int, ...], operands: tuple) -> tuple[int, ...] | None:
+    """NumPy's trivial ufunc loop: every array operand has the output's shape and all are
+    C-contiguous (C order) or all Fortran-contiguous (Fortran order)."""
+    c = f = True
+    for value in operands:
+        if not isinstance(value, (np.ndarray, Layout)) or (
+                isinstance(value, np.ndarray) and value.ndim == 0):
+            continue
+        if tuple(value.shape) != shape:
+            return None
+        vc, vf = _contiguous(value)
+        c, f = c and vc, f and vf
+    ndim = len(shape)
+    if c:
+        return tuple(range(ndim))
+    if f:
+        return tuple(range(ndim - 1, -1, -1))
+    return None
+
+
+def k_order(shape: tuple[int, ...], operands: tuple) -> Layout:
+    """NumPy's axis order for a ufunc output of ``shape`` with these operands (``order="K"``).
+
+    The iterator's stable insertion sort of the axes by stride (innermost first), operand by
+    operand: the first operand with non-zero strides on both axes decides, except that C order
+    wins wherever operands disagree (``npyiter_find_best_axis_ordering``).
+    """
+    shape = tuple(int(s) for s in shape)
+    ndim = len(shape)
+    trivial = _trivial_order(shape, operands)
+    if trivial is not None:
+        return Layout(shape, trivial)
+    strides = [s for s in (_strides_in(v, shape) for v in operands) if s is not None]
+    perm = list(range(ndim - 1, -1, -1))  # iterator order: the last (C-innermost) axis first
+    for i0 in range(1, ndim):
+        pos = i0
+        axis0 = perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            axis1 = perm[i1]
+            ambiguous, swap = True, False
+            for s in strides:
+                if s[axis0] != 0 and s[axis1] != 0:
+                    if s[axis1] <= s[axis0]:
+                        swap = False
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if swap:
+                    pos = i1
+                else:
+                    break
+        if pos != i0:
+            perm[pos + 1:i0 + 1] = perm[pos:i0]
+            perm[pos] = axis0
+    return Layout(shape, tuple(reversed(perm)))
+
+
+def reduced(source: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Layout:
+    """A reduction's output keeps its input's axis order (reduced axes dropped, or of size 1)."""
+    src_shape = tuple(source.shape)
+    order = k_order(src_shape, (source,)).order
+    if keepdims:
+        return Layout(tuple(shape), order)
+    kept = [a for a in order if a not in axes]
+    rank = {a: i for i, a in enumerate(sorted(kept))}
+    return Layout(tuple(shape), tuple(rank[a] for a in kept))
+
+
+def copied(shape: tuple[int, ...], source: Any, order: str) -> Layout:
+    """The layout of ``np.array(source, copy=True, order=order)``."""
+    ndim = len(shape)
+    c, f = _contiguous(source)
+    fortran = order == "F" or (order == "A" and f and not c)
+    return Layout(tuple(shape), tuple(range(ndim - 1, -1, -1)) if fortran else tuple(range(ndim)))
+
+
+def empty(shape: tuple[int, ...], dtype: Any, layout: Layout) -> np.ndarray:
+    """``np.empty`` with ``layout``'s axis order. C and Fortran order own their memory; other
+    orders are a transposed C array (NumPy's own result owns its memory: ``.base`` differs)."""
+    ndim = len(shape)
+    order = layout.order
+    if order == tuple(range(ndim)):
+        return np.empty(shape, dtype)
+    if order == tuple(range(ndim - 1, -1, -1)):
+        return np.empty(shape, dtype, order="F")
+    inverse = [0] * ndim
+    for i, axis in enumerate(order):
+        inverse[axis] = i
+    return np.empty(tuple(shape[a] for a in order), dtype).transpose(inverse)
+
+
+# -- floating-point status ------------------------------------------------------------------------
+
+_FE = {"x86_64": (1, 4, 8, 16), "AMD64": (1, 4, 8, 16), "aarch64": (1, 2, 4, 8),
+       "arm64": (1, 2, 4, 8)}  # FE_INVALID, FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW
+_CATEGORIES = ("invalid", "divide", "over", "under")
+
+
+def _libm() -> Any:
+    name = ctypes.util.find_library("m")
+    try:
+        lib = ctypes.CDLL(name) if name else None
+        return lib if lib is not None and hasattr(lib, "fetestexcept") else None
+    except OSError:
+        return None
+
+
+_LIB = _libm() if platform.machine() in _FE else None
+_BITS = _FE.get(platform.machine(), (0, 0, 0, 0))
+_ALL = sum(_BITS)
+FP_STATUS = _LIB is not None  # False: this platform's flags cannot be read (see fp_raised)
+
+
+def fp_clear() -> None:
+    """Clear the floating-point exception flags (before the kernels run)."""
+    if _LIB is not None:
+        _LIB.feclearexcept(_ALL)
+
+
+def fp_raised() -> bool:
+    """A flag was raised whose ``np.geterr()`` mode is not ``"ignore"``: the plain call would
+    warn, raise or call the handler. Without access to the flags: whether any mode is not
+    NumPy's default (the caller set ``np.errstate``), since default warnings cannot be told."""
+    if _LIB is None:
+        modes = np.geterr()
+        return any(modes[c] not in ("warn", "ignore") for c in _CATEGORIES)
+    flags = _LIB.fetestexcept(_ALL)
+    if not flags:
+        return False
+    modes = np.geterr()
+    return any(flags & bit and modes[c] != "ignore" for bit, c in zip(_BITS, _CATEGORIES))
+
+
+
+
+_WORDS = {"invalid": "invalid value", "divide": "divide by zero", "over": "overflow",
+          "under": "underflow"}
+
+
+def strict() -> bool:
+    """Some ``np.geterr()`` mode raises or calls a handler (the caller set ``np.errstate``)."""
+    return any(mode not in ("warn", "ignore") for mode in np.geterr().values())
+
+
+def fp_report(ops: list[str]) -> None:
+    """Warn about the raised flags as NumPy words it, naming the kernel's first op (after a
+    write to an input the call cannot rerun with NumPy; ``strict`` modes reran it up front)."""
+    import warnings
+
+    flags = _LIB.fetestexcept(_ALL) if _LIB is not None else 0
+    fp_clear()  # the next kernel reports only its own
+    modes = np.geterr()
+    for bit, category in zip(_BITS, _CATEGORIES):
+        if flags & bit and modes[category] != "ignore":
+            message = f"{_WORDS[category]} encountered in {ops[0] if ops else 'a kernel'}"
+            if modes[category] == "raise":
+                raise FloatingPointError(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+__all__ = ["Layout", "k_order", "reduced", "copied", "empty", "fp_clear", "fp_raised", "strict",
+           "fp_report", "FP_STATUS"]
+
+
+def _flag_intrinsic(bit: int):
+    """An njit-callable function that raises floating-point flag ``bit`` (``feraiseexcept``), as
+    NumPy's integer loops do for a division by zero or ``MIN // -1``."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def raise_flag(typingctx):
+        def codegen(context, builder, signature, args):
+            if bit and _LIB is not None:
+                fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32)])
+                fn = cgutils.get_or_insert_function(builder.module, fnty, "feraiseexcept")
+                builder.call(fn, [ir.Constant(ir.IntType(32), bit)])
+            return context.get_dummy_value()
+        return types.none(), codegen
+    return raise_flag
+
+
+fp_divide_by_zero = _flag_intrinsic(_BITS[1])
+fp_overflow = _flag_intrinsic(_BITS[2])
+__all__ += ["fp_divide_by_zero", "fp_overflow"]
