@@ -301,25 +301,20 @@ def run_kernel(kernel: Any, args_ns: argparse.Namespace, ac: Any, ac_problem: Op
     inputs = kernel.inputs(np.random.default_rng(0), which)
     expected = kernel.fn(*inputs)
     row = CorpusRow(kernel.name, kernel.family, describe_args(inputs))
-    impls = [Impl(NUMPY, kernel.fn), Impl(NJIT, njit_of(kernel.fn))]
-    if ac is None:
-        impls.append(Impl(AC, note=f"n/a: {ac_problem}"))
-    else:
-        impls.append(Impl(AC, ac.compile(kernel.fn)))
+    compiled = ac.compile(kernel.fn) if ac is not None else None
+    impls = [Impl(NUMPY, kernel.fn), Impl(NJIT, njit_of(kernel.fn)),
+             Impl(AC, compiled, note=None if ac is not None else f"n/a: {ac_problem}")]
     for impl in impls:
         row.impls[impl.label] = impl
         if impl.fn is not None and impl.label != NUMPY:
             corpus_first_call(impl, inputs, expected, kernel.rtol)
-    if ac is not None:
-        row.ac_mode, row.ac_reason = ac_mode(impls[-1].fn or row.impls[AC].fn or _NO_ENTRIES)
+    if compiled is not None:
+        row.ac_mode, row.ac_reason = ac_mode(compiled)
     runnable = [impl for impl in impls if impl.fn is not None]
     for impl in runnable:
         impl.fn(*inputs)
     measure(runnable, inputs, args_ns.repeats, args_ns.min_time)
     return row
-
-
-_NO_ENTRIES = None  # ac_mode(None) says "not compiled"
 
 
 def geomean(values: list[float]) -> Optional[float]:

@@ -183,6 +183,11 @@ def shared_containers(values: list[Any]) -> set[int]:
         elif isinstance(value, tuple):
             for item in value:
                 walk(item)
+        elif isinstance(value, LocalObject) and id(value._ac_value) not in seen:
+            seen.add(id(value._ac_value))  # an object made in the function: its attributes too
+            _, state, slots = object_state(value)
+            for item in (*state.values(), *slots.values()):
+                walk(item)
 
     for value in values:
         walk(value)

@@ -83,7 +83,10 @@ def example_for(meta: TensorMeta, value: Any) -> Any:
             return meta.pytype(source)
         except (TypeError, ValueError):
             return meta.pytype(0)
-    shape = tuple(int(d) if isinstance(d, (int, np.integer)) else 1 for d in meta.shape)
+    known = () if is_undefined(source) or source is None else np.shape(source)
+    shape = tuple(int(d) if isinstance(d, (int, np.integer)) else  # symbolic: the example's size
+                  (known[k] if len(known) == len(meta.shape) else 1)
+                  for k, d in enumerate(meta.shape))
     if is_undefined(source) or source is None:
         array = np.zeros(shape, meta.dtype)
     else:
@@ -184,8 +187,9 @@ class RegionBuilder:
             value = meta.pytype(value)
         elif meta.scalar:
             value = meta.dtype.type(value)
-        else:
-            value = np.array(np.broadcast_to(value, meta.shape), dtype=meta.dtype)
+        else:  # symbolic sizes: the example's shape (an unbound variable's value is never read)
+            shape = meta.shape if all(isinstance(d, int) for d in meta.shape) else np.shape(value)
+            value = np.array(np.broadcast_to(value, shape), dtype=meta.dtype)
             return graph.call("constant", (value,), {}, meta, self.origin)
         return graph.call("scalar", (value,), {}, meta, self.origin)
 
@@ -511,8 +515,24 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
     true_graph = builder.finish_subgraph(passes[0])
     false_graph = builder.finish_subgraph(passes[1])
     after = builder.emit([condition], {"true": true_graph, "false": false_graph}, passes)
+    _mark_twins(builder, first, after)
     if set_state is not None:
         set_state(tuple(after))
+
+
+def _mark_twins(builder: RegionBuilder, first: Sequence[Pass], after: list[Any]) -> None:
+    """A variable that is a Python number in one branch and its NumPy twin in the other
+    (``v = float(v)`` on one side) is carried as the NumPy type: its Python type after the `if`
+    is the data's, so only storing it into an array stays exact (``tracer.ambiguous``)."""
+    for k, name in enumerate(builder.names):
+        metas = [value_meta(p.outputs[k]) for p in first]
+        value = after[k]
+        if None in metas or metas[0] == metas[1] or not isinstance(value, ArrayProxy):
+            continue
+        builder.tracer.ambiguous[value.node] = (
+            f"{name!r} is {metas[0].short()} in one branch of an `if` on array data and "
+            f"{metas[1].short()} in the other; Python keeps each type, so this use of it runs "
+            "in Python", value.dtype.kind in "fc")
 
 
 def choice_region(runtime: "Runtime", condition: ArrayProxy, when_true: Callable[[], Any],

@@ -561,15 +561,30 @@ class Runtime:
     def _unwrap(value: Any) -> Any:
         return value._ac_value if isinstance(value, ObjectProxy) else value
 
-    def is_(self, left: Any, right: Any) -> bool:
+    def is_(self, left: Any, right: Any) -> Any:
+        traced = self._traced_bool_is(left, right)
+        if traced is not None:
+            return traced
         # identity of the real objects; a proxy's identity, when it decided, is guarded
         same = identical(real_object(self.tracer, left), real_object(self.tracer, right))
         if left is not right:
             self._guard_identity(left, right, same)
         return same
 
-    def is_not(self, left: Any, right: Any) -> bool:
-        return not self.is_(left, right)
+    def is_not(self, left: Any, right: Any) -> Any:
+        return self.not_(self.is_(left, right))
+
+    def _traced_bool_is(self, left: Any, right: Any) -> Any:
+        """``b is True`` of a traced Python bool (``bool(x[i])``, ``not x[i]``) is ``b`` itself,
+        ``b is False`` is ``not b``, and it is never another constant; None for other operands."""
+        for traced, other in ((left, right), (right, left)):
+            meta = traced.node.meta if isinstance(traced, ArrayProxy) else None
+            if meta is not None and meta.pytype is bool and not isinstance(other, ArrayProxy):
+                self.tracer.refuse_ambiguous(traced)
+                if other is True or other is False:
+                    return traced if other else self.not_(traced)
+                return False
+        return None
 
     def _guard_identity(self, left: Any, right: Any, same: bool) -> None:
         """``a is b`` on two stand-ins of outside objects: guard the answer (one object read

@@ -4,5 +4,4 @@ from .ir import Graph, Node, NonstrictCallInfo, RegionInfo, TensorMeta, dtype_ab
 from .passes import eliminate_common_subexpressions, eliminate_dead_code
 
 __all__ = ["Graph", "Node", "NonstrictCallInfo", "RegionInfo", "TensorMeta", "dtype_abbrev",
-           "map_nodes",
-           "eliminate_common_subexpressions", "eliminate_dead_code"]
+           "map_nodes", "eliminate_common_subexpressions", "eliminate_dead_code"]

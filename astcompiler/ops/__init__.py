@@ -6,5 +6,5 @@ from . import (creation, manipulation, sorting, scans, contractions, linalg,  # 
                ufunc_methods, numeric, python_scalars)
 from .ufunc_methods import lookup_bound_method, lookup_ufunc_method
 
-__all__ = ["REGISTRY", "OpDef", "ReductionDef", "Store", "get_op", "register", "lookup_ufunc_method",
-           "lookup_bound_method"]
+__all__ = ["REGISTRY", "OpDef", "ReductionDef", "Store", "get_op", "register",
+           "lookup_ufunc_method", "lookup_bound_method"]

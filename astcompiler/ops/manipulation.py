@@ -18,6 +18,7 @@ import sympy
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..exc import Unsupported
+from ..graph import Node
 from ._args import (array_sequence, as_shape, axis_index, axis_tuple, check_casting,
                     check_order, contains_proxy, dtype_kw, freeze, is_proxy, ndim_of,
                     optional_axis, reject_out)
@@ -114,7 +115,8 @@ def _expand_dims(a: Any, axis: tuple) -> np.ndarray:
     return np.expand_dims(a, axis)
 
 
-register("expand_dims", _expand_dims, kind="view", layout_free=True, normalize=_expand_dims_normalize,
+register("expand_dims", _expand_dims, kind="view", layout_free=True,
+         normalize=_expand_dims_normalize,
          aliases=(np.expand_dims,), doc="np.expand_dims(a, axes)")
 
 
@@ -141,7 +143,8 @@ def _squeeze(a: Any, axis: tuple | None = None) -> np.ndarray:
     return np.squeeze(a, axis=axis)
 
 
-register("squeeze", _squeeze, kind="view", layout_free=True, normalize=_squeeze_normalize, aliases=(np.squeeze,),
+register("squeeze", _squeeze, kind="view", layout_free=True,
+         normalize=_squeeze_normalize, aliases=(np.squeeze,),
          methods=("squeeze",), doc="np.squeeze(a, axis): axis None (every size-1 axis) or a tuple")
 
 
@@ -155,7 +158,8 @@ def _broadcast_to(array: Any, shape: tuple) -> np.ndarray:
     return np.broadcast_to(array, shape)
 
 
-register("broadcast_to", _broadcast_to, kind="view", layout_free=True, normalize=_broadcast_to_normalize,
+register("broadcast_to", _broadcast_to, kind="view", layout_free=True,
+         normalize=_broadcast_to_normalize,
          aliases=(np.broadcast_to,), doc="a read-only broadcast view (as NumPy)")
 
 
@@ -186,7 +190,8 @@ def _atleast_normalizer(fname: str):
 
 
 for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    register(_fn.__name__, _fn, kind="view", layout_free=True, normalize=_atleast_normalizer(_fn.__name__),
+    register(_fn.__name__, _fn, kind="view", layout_free=True,
+             normalize=_atleast_normalizer(_fn.__name__),
              aliases=(_fn,), doc=f"np.{_fn.__name__}(a) with one argument: a view")
 
 # ---------------------------------------------------------------- flips and rotations
@@ -202,7 +207,8 @@ def _flip(m: Any, axis: tuple[int, ...]) -> Any:
     return np.flip(m, axis)
 
 
-register("flip", _flip, kind="view", layout_free=True, normalize=_flip_normalize, aliases=(np.flip,),
+register("flip", _flip, kind="view", layout_free=True,
+         normalize=_flip_normalize, aliases=(np.flip,),
          doc="np.flip(m, axes): axis None becomes every axis")
 
 
@@ -241,7 +247,8 @@ def _rot90(m: Any, k: int, axes: tuple) -> np.ndarray:
     return np.rot90(m, k, axes)
 
 
-register("rot90", _rot90, kind="view", layout_free=True, normalize=_rot90_normalize, aliases=(np.rot90,),
+register("rot90", _rot90, kind="view", layout_free=True,
+         normalize=_rot90_normalize, aliases=(np.rot90,),
          doc="np.rot90(m, k % 4, axes)")
 
 
@@ -296,7 +303,13 @@ def _counts(value: Any, fname: str) -> Any:
 
 
 def _repeat_normalize(a, repeats, axis=None):
-    return (freeze(a), _counts(repeats, "repeat")), {"axis": optional_axis(axis, ndim_of(a))}
+    counts = repeats if is_proxy(repeats) else _counts(repeats, "repeat")  # counts from data
+    return (freeze(a), counts), {"axis": optional_axis(axis, ndim_of(a))}
+
+
+def _counts_from_data(args: tuple, kwargs: dict) -> bool:
+    """Repetition counts computed in the graph: the result's length is their sum."""
+    return isinstance(args[1], Node)
 
 
 def _repeat(a: Any, repeats: Any, axis: int | None = None) -> np.ndarray:
@@ -304,7 +317,8 @@ def _repeat(a: Any, repeats: Any, axis: int | None = None) -> np.ndarray:
 
 
 register("repeat", _repeat, kind="extern", normalize=_repeat_normalize, aliases=(np.repeat,),
-         methods=("repeat",), doc="np.repeat(a, repeats, axis): a copy")
+         methods=("repeat",), data_dependent_shape=_counts_from_data,
+         doc="np.repeat(a, repeats, axis): a copy")
 
 
 def _tile_normalize(A, reps):
@@ -425,10 +439,12 @@ def _part_normalize(val):
     return (freeze(val),), {}
 
 
-register("real", np.real, kind="view", layout_free=True, normalize=_part_normalize, aliases=(np.real,),
+register("real", np.real, kind="view", layout_free=True,
+         normalize=_part_normalize, aliases=(np.real,),
          attribute="real",
          doc="np.real(a) and the attribute a.real: a view (a itself for real input)")
-register("imag", np.imag, kind="view", layout_free=True, normalize=_part_normalize, aliases=(np.imag,),
+register("imag", np.imag, kind="view", layout_free=True,
+         normalize=_part_normalize, aliases=(np.imag,),
          attribute="imag",
          doc="np.imag(a) and the attribute a.imag: a view (read-only zeros for real input)")
 

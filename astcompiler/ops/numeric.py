@@ -136,6 +136,9 @@ _extern("nan_to_num", np.nan_to_num, arrays=("x",), axis="none", reject={"copy":
         doc="np.nan_to_num(x, nan, posinf, neginf) (copy=False writes in place: unsupported)")
 _extern("select", np.select, arrays=("condlist", "choicelist"), axis="none",
         doc="np.select(condlist, choicelist, default): lists become tuples")
+_extern("bincount", np.bincount, arrays=("x",), axis="none",
+        data_dependent_shape=lambda args, kwargs: True,  # max(x) + 1 (at least minlength) bins
+        doc="np.bincount(x, weights, minlength): as many bins as the largest value needs")
 _extern("histogram", np.histogram, arrays=("a",), axis="none",
         doc="TUPLE OUTPUT: np.histogram(a, bins, range, density, weights) -> (hist, edges)",
         tuple_output=True)

@@ -7,6 +7,8 @@ dtype, so integer wrap-around and float32 rounding match NumPy.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..exc import Unsupported
@@ -66,6 +68,17 @@ _PYTHON_INT = {
     **{name: "checked" for name in ("add", "subtract", "multiply", "negative", "absolute",
                                     "floor_divide", "remainder", "power", "left_shift",
                                     "right_shift")}}
+# ``OpDef.python``: the Python operator an op is on Python numbers (``ops/python_scalars.py``)
+_PYTHON = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
+    "power": operator.pow, "left_shift": operator.lshift, "right_shift": operator.rshift,
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "equal": operator.eq, "not_equal": operator.ne,
+    "negative": operator.neg, "positive": operator.pos, "absolute": abs,
+    "invert": operator.invert, "maximum": max, "minimum": min,
+}
 # ufuncs whose numba scalar loops differ from NumPy for these dtype kinds (``OpDef.numpy_only``)
 _NUMPY_ONLY = {"reciprocal": "iu", "spacing": "fiub", "lcm": "iub", "nextafter": NUMPY_ONLY_ALL,
                "float_power": NUMPY_ONLY_ALL}
@@ -89,7 +102,7 @@ def _register_ufuncs() -> list[str]:
         register(name, ufunc, kind="pointwise", scalar=_template(name, ufunc.nin),
                  methods=_UFUNC_METHODS.get(name, ()),
                  normalize=_ufunc_normalizer(ufunc), aliases=(ufunc,), ufunc=ufunc,
-                 cheap=name in _CHEAP, comparison=name in COMPARISONS,
+                 cheap=name in _CHEAP, comparison=name in COMPARISONS, python=_PYTHON.get(name),
                  python_int=_PYTHON_INT.get(name), numpy_only=_NUMPY_ONLY.get(name, ""),
                  doc=f"np.{name}, elementwise")
         names.append(name)

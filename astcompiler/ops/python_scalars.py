@@ -9,21 +9,16 @@ with ``python_result_type`` and the interpreters evaluate it with ``PYTHON_OPS``
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Callable
 
-from .registry import register
+from .registry import REGISTRY, register
 
+register("py_round", round, kind="extern", python=round,
+         doc="Python's round(x) of a Python float: an int, half to even")
+
+# op name -> its ``OpDef.python`` (every op family is registered before this module)
 PYTHON_OPS: dict[str, Callable[..., Any]] = {
-    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-    "divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
-    "power": operator.pow, "left_shift": operator.lshift, "right_shift": operator.rshift,
-    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
-    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
-    "greater_equal": operator.ge, "equal": operator.eq, "not_equal": operator.ne,
-    "negative": operator.neg, "positive": operator.pos, "absolute": abs,
-    "invert": operator.invert, "py_round": round, "maximum": max, "minimum": min,
-}
+    name: op.python for name, op in REGISTRY.ops.items() if op.python is not None}
 
 _PYTHON_NUMBERS = (bool, int, float, complex)
 
@@ -72,9 +67,6 @@ def _power_type(kinds: tuple[type, ...], constants: tuple[Any, ...]) -> type | N
 def is_python_number(value: Any) -> bool:
     return type(value) in _PYTHON_NUMBERS
 
-
-register("py_round", round, kind="extern",
-         doc="Python's round(x) of a Python float: an int, half to even")
 
 # int(x), float(x), complex(x[, y]), bool(x) of a number in the graph (a traced NumPy scalar or
 # Python number): a Python number, exactly what the builtin returns (int() truncates toward zero

@@ -102,12 +102,13 @@ class OpDef:
     doc: str = ""
     # -- what backends and capture need to know, declared here instead of in name tables --
     ufunc: Any = None  # np.ufunc: the NumPy ufunc a pointwise op is (its loops decide dtypes)
+    python: Callable[..., Any] | None = None  # Python's operator on Python numbers (``a // b``)
     cheap: bool = False  # recomputing it in a later sweep is cheaper than keeping its values
     layout_free: bool = False  # a view op whose result is a view whatever the input's layout
     comparison: bool = False  # a comparison: bool result, operands compared in their own dtype
     no_identity: str | None = None  # a reduction without identity: its ValueError on empty input
-    python_int: PythonIntPolicy | None = None  # how loop code computes it on Python ints
-    numpy_only: str = ""  # dtype kinds (of the loop's first input) numba computes differently
+    python_int: PythonIntPolicy | None = None  # on Python ints: is 64-bit arithmetic Python's?
+    numpy_only: str = ""  # loop dtype kinds numba computes unlike NumPy: kernels leave them out
     data_dependent_shape: ArgsPredicate | None = None  # (args, kwargs) -> shape depends on values
     returns_input: ArgsPredicate | None = None  # (args, kwargs) -> may return its input itself
     store: StoreRule | None = None  # a mutation writing one value into a view of its first arg

@@ -391,3 +391,46 @@ def test_chained_comparison_evaluates_each_operand_once_in_order():
         got = ac.compile(chain_evaluation, backend="eager")(np.array(values), compiled_log)
         assert type(got) is type(want) and got == want
         assert compiled_log == plain_log
+
+
+# ----- what capturing float()/bool() exposed: branch twins, `is True`, shared attributes --------
+def python_float_in_one_branch(x):
+    v = x.sum()
+    if v > 0:
+        v = float(v)  # a Python float on one side, np.float64 on the other
+    return v, type(v)
+
+
+def traced_bool_identity(x):
+    b = bool(x[0] > 1)
+    return b is True, b is False, b is not True, (not x[1]) is True, b is None
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_branch_twins_and_identity_of_traced_bools(backend):
+    calls = [(np.array([1.0, 2.0]),), (np.array([-1.0, -2.0]),), (np.array([3.0, 0.0]),)]
+    for fn in (python_float_in_one_branch, traced_bool_identity):
+        compiled = ac.compile(fn, backend=backend)
+        for args in calls:
+            assert_same_outcome(outcome(compiled, args), outcome(fn, args))
+    assert ac.compile(traced_bool_identity, backend=backend, fullgraph=True)(calls[0][0]) == \
+        traced_bool_identity(calls[0][0])
+
+
+class Tracked:
+    def __init__(self, value):
+        self.log = ["made"]
+        self.value = float(value) * 2
+
+
+def returns_object_and_its_list(x):
+    t = Tracked(x.sum())
+    return t, t.log
+
+
+def test_returned_object_shares_its_list_with_the_result():
+    compiled = ac.compile(returns_object_and_its_list, backend="eager")
+    for n in (2, 3):
+        t, log = compiled(np.ones(n))
+        assert t.log is log and log == ["made"] and type(t.value) is float and t.value == 2.0 * n
+    assert compiled.entries[0].break_reason is None

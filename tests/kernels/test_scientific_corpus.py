@@ -36,7 +36,6 @@ WRONG: dict[str, str] = {}
 NOT_LOWERED: dict[str, str] = {
     "advect_diffuse": "host loop: no loop lowering for op roll",
     "conv2d_im2col": "split: np.lib.stride_tricks.sliding_window_view is not supported",
-    "csr_matvec_vectorised": "split: np.repeat with data-dependent counts",
     "mandelbrot_vectorised": "host loop: indexing with a multi-dimensional (boolean) array",
     "julia_smooth": "host loop: indexing with a multi-dimensional (boolean) array",
 }

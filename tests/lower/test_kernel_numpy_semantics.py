@@ -376,3 +376,30 @@ def test_errstate_after_a_write_to_an_input(mode):
     assert actual[2] == expected[2]
     _same_value(theirs, mine)
     assert len(compiled.entries) == 1
+
+
+@pytest.mark.parametrize("where", [0, -1])
+def test_errstate_in_parallel_kernels(where):
+    """prange twins run on worker threads, each with its own FP flags: they are gathered."""
+    n = 200_000  # above config.parallel_threshold
+    x, y = np.ones(n), np.ones(n)
+    compiled = check(divide, [(x, y)])
+    y[where] = 0.0
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+            compiled(x, y)
+    check(divide, [(x, y)])
+
+
+def clip_literal(x):
+    return np.clip(x, 0, 300), np.clip(x, -5, 100), np.clip(x, 2, 2 ** 70), np.where(x > 3, x, 7)
+
+
+def clip_k(x, k):
+    return np.clip(x, 1, k)
+
+
+def test_clip_with_python_int_bounds_beyond_the_dtype():
+    x = np.array([1, 5, 250], np.uint8)
+    check(clip_literal, [(x,), (x[::-1].copy(),)])
+    check(clip_k, [(x, 7), (x, 300), (x, 255), (x, -1), (x, 9)])

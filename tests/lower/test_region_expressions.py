@@ -563,3 +563,69 @@ def test_roll_in_loops():
     def make(n):
         return (RNG.standard_normal((n, n + 1)), n + 60, 1 - n)
     check_kernel(periodic_diffusion, *sizes(make, 5, 8))
+
+
+def triangles(A, steps):
+    acc = np.zeros_like(A)
+    for t in range(steps):
+        acc = acc + np.tril(A) * t - np.triu(A, 1) + np.tril(A, -1)
+    return acc
+
+
+def test_tril_triu_in_loops():
+    def make(n):
+        return (RNG.standard_normal((n, n + 2)), n + 60)
+    check_kernel(triangles, *sizes(make, 4, 7))
+
+
+# ----------------------------------------------------------------------------- more ops
+
+
+def clipped_updates(x, lo, steps):
+    y = x.copy()
+    total = 0.0
+    for t in range(steps):
+        y = np.clip(y * 1.5, lo, 3.0) + np.clip(x, None, 0.5)
+        total = total + np.clip(y[t % y.shape[0]], -1.0, 1.0)
+    return y, total
+
+
+def int_clip(a, steps):
+    acc = np.zeros(a.shape[0], a.dtype)
+    for t in range(steps):
+        acc = acc + np.clip(a, -3, 100)
+    return acc
+
+
+def filled_and_scans(x, steps):
+    n = x.shape[0]
+    acc = np.zeros((n, n))
+    run = np.zeros(n)
+    for t in range(steps):
+        acc = acc + np.eye(n) * t + np.identity(n) + np.full((n, n), 0.5) + np.eye(n, n, 1)
+        run = run + np.cumsum(x) - np.cumprod(x[::-1] * 0.5)
+        run = run + np.concatenate((x[1:], x[:1]), axis=0)
+    return acc, run
+
+
+def integer_scans(a, steps):
+    acc = np.zeros(a.shape[0], np.int64)
+    for t in range(steps):
+        acc = acc + np.cumsum(a) + np.cumprod(a, dtype=np.int64)
+    return acc
+
+
+def test_clip_in_loops():
+    def make(n):
+        return (RNG.standard_normal(n) * 3, -0.25 * n, n + 60)
+    check_kernel(clipped_updates, *sizes(make, 5, 9))
+    check_kernel(int_clip, (np.arange(-5, 5, dtype=np.int8), 70), (np.arange(-5, 5, dtype=np.int8), 71))
+
+
+def test_full_eye_identity_cumsum_concatenate_in_loops():
+    def make(n):
+        return (RNG.standard_normal(n), n + 60)
+    check_kernel(filled_and_scans, *sizes(make, 4, 7))
+    def make_int(n):
+        return (RNG.integers(-3, 4, n).astype(np.int8), n + 60)
+    check_kernel(integer_scans, *sizes(make_int, 30, 40))  # int8 cumsum is int64; products wrap

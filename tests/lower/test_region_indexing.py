@@ -15,10 +15,6 @@ pytest.importorskip("numba")
 
 RNG = np.random.default_rng(7)
 
-# Kernels with an array bound only inside the loop (``row = x[t]``) are called with one shape:
-# with symbolic sizes their capture fails today (the placeholder value for the variable before
-# the loop is built with NumPy from the symbolic shape, capture/regions.py) and runs eagerly.
-
 
 def _copies(args: tuple) -> tuple:
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
@@ -214,7 +210,7 @@ def mask_write(x, low):
 
 def test_boolean_masks_read_and_write_in_a_loop():
     x = RNG.standard_normal((80, 12))
-    other = RNG.standard_normal((80, 12))
+    other = RNG.standard_normal((90, 7))  # new sizes: symbolic, with ``row`` bound in the loop
     check(mask_read, [(x, 0.3), (x, -0.5), (other, 0.0)])
     check(mask_write, [(x, 0.0), (x, -0.25), (other, 0.1)])
 
@@ -287,7 +283,7 @@ def last_axis_sum(x):
 
 
 def test_none_and_ellipsis_in_a_loop():
-    check(outer_products, [(RNG.standard_normal((80, 6)),), (RNG.standard_normal((80, 6)),)])
+    check(outer_products, [(RNG.standard_normal((80, 6)),), (RNG.standard_normal((90, 4)),)])
     check(last_axis_sum, [(RNG.standard_normal((3, 4, 70)),), (RNG.standard_normal((2, 5, 80)),)])
 
 
@@ -327,7 +323,7 @@ def strided_views(a):
 
 
 def test_transposes_and_step_slices_in_a_loop():
-    check(strided_views, [(RNG.standard_normal((80, 12)),), (RNG.standard_normal((80, 12)),)])
+    check(strided_views, [(RNG.standard_normal((80, 12)),), (RNG.standard_normal((90, 9)),)])
 
 
 def mutated_reversed_view(a):
@@ -354,7 +350,8 @@ def row_iteration(data):
 
 
 def test_iteration_over_rows_is_a_loop():
-    check(row_iteration, [(RNG.standard_normal((80, 6)),), (RNG.standard_normal((80, 6)),)])
+    check(row_iteration, [(RNG.standard_normal((80, 6)),), (RNG.standard_normal((95, 3)),),
+                          (RNG.standard_normal((120, 5)),)])
 
 
 def csr_matvec(indptr, indices, data, x):

@@ -192,9 +192,10 @@ def test_repeat(dtype):
     check(np.repeat, 3, 4)
 
 
-def test_repeat_with_array_counts_is_unsupported():
-    with pytest.raises(Unsupported):
-        REGISTRY["repeat"].canonical((FakeProxy(sample((3,))), FakeProxy(np.ones(3, int))), {})
+def test_repeat_with_array_counts_keeps_them_as_an_argument():
+    counts = FakeProxy(np.ones(3, int))  # computed in the graph: a data-dependent length
+    args, kwargs = REGISTRY["repeat"].canonical((FakeProxy(sample((3,))), counts), {})
+    assert args[1] is counts and kwargs == {"axis": None}
 
 
 @pytest.mark.parametrize("reps", [2, (2,), (2, 1), [1, 3], (2, 1, 2), 0, (), -1])

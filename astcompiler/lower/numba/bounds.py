@@ -63,13 +63,6 @@ def _ac_mask_check(x, mask):
             raise IndexError("boolean index did not match indexed array along axis " + str(d)
                              + "; size of axis is " + str(x.shape[d])
                              + " but size of corresponding boolean axis is " + str(mask.shape[d]))
-
-
-@numba.njit(cache=True)
-def _ac_mask_get(x, mask):
-    # x[mask] with a mask of x's shape: the selected elements in C order (a copy, as NumPy's)
-    _ac_mask_check(x, mask)
-    return x.ravel()[mask.ravel()]
 '''
 
 Bound = Any  # an int or a sympy expression over size symbols
@@ -150,18 +143,45 @@ def _ac_mask_set_{ndim}d(x, mask, v):
 '''
 
 
+_MASK_GET = '''
+@numba.njit(cache=True)
+def _ac_mask_get_{ndim}d(x, mask):
+    # x[mask] with a mask of x's shape: the selected elements in C order (a copy, as NumPy's)
+    _ac_mask_check(x, mask)
+    count = 0
+{count_loops}
+    out = np.empty(count, x.dtype)
+    k = 0
+{take_loops}
+    return out
+'''
+
+
+def mask_get_source(ndim: int) -> tuple[str, str]:
+    """The name and source of the helper for ``x[mask]`` on ``ndim``-D arrays (numba's own
+    ``x.ravel()[mask.ravel()]`` took 6x NumPy's time on 300x300)."""
+    at = ", ".join(f"i{d}" for d in range(ndim))
+    count = _nest(ndim, [f"if mask[{at}]:", "    count += 1"])
+    take = _nest(ndim, [f"if mask[{at}]:", f"    out[k] = x[{at}]", "    k += 1"])
+    return f"_ac_mask_get_{ndim}d", _MASK_GET.format(ndim=ndim, count_loops=count,
+                                                    take_loops=take)
+
+
+def _nest(ndim: int, body: list[str]) -> str:
+    """``body`` inside one loop per axis of ``x`` (indices i0, i1, ...), in C order."""
+    lines, pad = [], "    "
+    for d in range(ndim):
+        lines.append(f"{pad}for i{d} in range(x.shape[{d}]):")
+        pad += "    "
+    return "\n".join(lines + [pad + b for b in body])
+
+
 def mask_set_source(ndim: int) -> tuple[str, str]:
     """The name and source of the helper for ``x[mask] = v`` on ``ndim``-D arrays (loops
     written out: ``np.ndindex`` in numba made a 60x60 assignment 10x slower)."""
-    def nest(body: list[str]) -> str:
-        lines, pad = [], "    "
-        for d in range(ndim):
-            lines.append(f"{pad}for i{d} in range(x.shape[{d}]):")
-            pad += "    "
-        return "\n".join(lines + [pad + b for b in body])
     at = ", ".join(f"i{d}" for d in range(ndim))
-    count = nest([f"if mask[{at}]:", "    count += 1"])
-    store = nest([f"if mask[{at}]:", f"    x[{at}] = vals[k]", "    k += step"])
+    count = _nest(ndim, [f"if mask[{at}]:", "    count += 1"])
+    store = _nest(ndim, [f"if mask[{at}]:", f"    x[{at}] = vals[k]", "    k += step"])
     return f"_ac_mask_set_{ndim}d", _MASK_SET.format(ndim=ndim, count_loops=count,
                                                     store_loops=store)
 

@@ -200,14 +200,16 @@ class KernelEmitter:
     # -- expressions ----------------------------------------------------------------------
 
     def operand(self, value: Any, dtype: np.dtype | None, ndim: int) -> str:
+        """An operand's source, cast to ``dtype`` (None: as it is)."""
         if isinstance(value, Node):
             text = self.value(value) if value in self.k.rules else self.leaf(value, ndim)
             if dtype is None:
                 return text
             src = self.dtype_of(value)
             if self.plan.weak.get(value) is int and np.dtype(dtype).kind == "f":
+                # NumPy makes a Python int a float through float64 (rounding twice for float32)
                 src, text = np.dtype(np.float64), cast(text, src, np.dtype(np.float64))
-            return cast(text, src, dtype)  # (a Python int becomes a float as NumPy's does: via float64)
+            return cast(text, src, dtype)
         if isinstance(value, np.generic):
             value = value.item()
         return repr(value) if dtype is None else constant(value, dtype)

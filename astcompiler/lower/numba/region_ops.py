@@ -241,3 +241,20 @@ def {name}(a, shift):
     out[{part(":s")}] = a[{part("n - s:")}]
     return out
 '''
+
+
+def scan_source(name: str, combine: str, result: np.dtype) -> str:
+    """``np.cumsum``/``np.cumprod`` of a vector (or of a flattened array) in the result dtype,
+    accumulated in order as NumPy does."""
+    out = f"np.{dtype_name(result)}"
+    return f'''
+@numba.njit(cache=True)
+def {name}(a):
+    flat = np.ascontiguousarray(a).reshape(a.size)
+    out = np.empty(a.size, {out})
+    acc = {out}({"0" if combine == "+" else "1"})
+    for i in range(a.size):
+        acc = {out}(acc {combine} {out}(flat[i]))
+        out[i] = acc
+    return out
+'''

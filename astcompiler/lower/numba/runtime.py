@@ -249,3 +249,64 @@ def _flag_intrinsic(bit: int):
 fp_divide_by_zero = _flag_intrinsic(_BITS[1])
 fp_overflow = _flag_intrinsic(_BITS[2])
 __all__ += ["fp_divide_by_zero", "fp_overflow"]
+
+
+def _take_flags_intrinsic():
+    """An njit-callable function returning this thread's FP flags and clearing them."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def take_flags(typingctx):
+        def codegen(context, builder, signature, args):
+            i32 = ir.IntType(32)
+            if _LIB is None:
+                return ir.Constant(i32, 0)
+            fnty = ir.FunctionType(i32, [i32])
+            test = cgutils.get_or_insert_function(builder.module, fnty, "fetestexcept")
+            clear = cgutils.get_or_insert_function(builder.module, fnty, "feclearexcept")
+            flags = builder.call(test, [ir.Constant(i32, _ALL)])
+            builder.call(clear, [ir.Constant(i32, _ALL)])
+            return flags
+        return types.int32(), codegen
+    return take_flags
+
+
+_take_flags = _take_flags_intrinsic()
+_PER_THREAD: list = []
+
+
+def _per_thread_flags() -> np.ndarray:
+    """Each numba worker thread's FP flags (cleared): one ``prange`` iteration per thread."""
+    if not _PER_THREAD:
+        import numba
+
+        @numba.njit(parallel=True, cache=True)
+        def take(n):  # numba splits n iterations over n threads: one each
+            out = np.zeros(n, np.int32)
+            for i in numba.prange(n):
+                out[i] = _take_flags()
+            return out
+        _PER_THREAD.append(take)
+    import numba
+    return _PER_THREAD[0](numba.get_num_threads())
+
+
+def fp_clear_threads() -> None:
+    """Before a ``prange`` kernel: clear the flags of every worker thread (and this one)."""
+    if _LIB is not None:
+        _per_thread_flags()
+        _LIB.feclearexcept(_ALL)
+
+
+def fp_gather_threads() -> None:
+    """After a ``prange`` kernel: raise the worker threads' flags in this thread, where
+    ``fp_raised`` reads them (flags are per thread)."""
+    if _LIB is not None:
+        flags = int(np.bitwise_or.reduce(_per_thread_flags()))
+        if flags:
+            _LIB.feraiseexcept(flags)
+
+
+__all__ += ["fp_clear_threads", "fp_gather_threads"]

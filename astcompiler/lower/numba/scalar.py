@@ -454,7 +454,14 @@ def _lower_clip(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
         return None
     out = np.dtype(node.meta.dtype)
     a, lo, hi = node.args
-    used = tuple(i for i, v in enumerate(node.args) if v is not None)
+    source = a.meta.dtype if isinstance(a, Node) and a.meta is not None else None
+    if source is not None and np.dtype(source).kind in "iu":  # NumPy's np.clip (NEP 50):
+        info = np.iinfo(source)  # a Python int bound beyond the dtype's range is dropped
+        lo = None if type(lo) is int and lo <= info.min else lo
+        hi = None if type(hi) is int and hi >= info.max else hi
+        if any(type(v) is int and not info.min <= v <= info.max for v in (lo, hi)):
+            return None  # NumPy raises OverflowError
+    used = tuple(i for i, v in enumerate((a, lo, hi)) if v is not None)
     if not _readable(node, used) or 0 not in used:
         return None
     expr = "{0}"
@@ -468,7 +475,7 @@ def _lower_clip(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
             expr = f"np.maximum({expr}, {{1}})"
         if hi is not None:
             expr = f"np.minimum({expr}, {{2}})"
-    dts = tuple(out if v is not None else None for v in node.args)
+    dts = tuple(out if v is not None else None for v in (a, lo, hi))
     return ScalarRule(dts, expr, out, operands=used)
 
 

@@ -19,9 +19,10 @@ import numpy as np
 from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ..base import CompiledGraph
-from .bounds import INDEX_HELPERS, ValueRanges, mask_set_source, proven_inside, whole_mask
+from .bounds import (INDEX_HELPERS, ValueRanges, mask_get_source, mask_set_source,
+                     proven_inside, whole_mask)
 from .region_ops import (CONTRACTIONS, OUTER, arange_source, linspace_source, reduction_source,
-                         roll_source, scipy_blas)
+                         roll_source, scan_source, scipy_blas)
 from .optable import (CHECKED_INT_OPS, INFIX_ARITHMETIC, INFIX_BITWISE, INFIX_COMPARE,
                       REDUCTION_CALLS, TREE_NON_UFUNCS)
 from .scalar import python_int_bounds
@@ -450,8 +451,10 @@ class _Emitter:
                 return self.value(base)
             mask = whole_mask(base, args[1])
             if mask is not None and base.meta.ndim > 1:  # numba takes 1-D masks only
+                helper, source = mask_get_source(base.meta.ndim)
                 self.helpers.add(INDEX_HELPERS)
-                return f"_ac_mask_get({self.value(base)}, {self.value(mask)})"
+                self.helpers.add(source)
+                return f"{helper}({self.value(base)}, {self.value(mask)})"
             return f"{self.value(base)}[{self.index(base, args[1])}]"
         if target == "setitem":
             dst, index, value = args
@@ -504,8 +507,31 @@ class _Emitter:
             return self.linalg(node)
         if target == "outer":
             return self.outer(node)
+        if target == "clip" and not kwargs:  # NumPy's clip: max with the low bound, then min
+            text = self.value(args[0], like)
+            for fn, bound in (("np.maximum", args[1]), ("np.minimum", args[2])):
+                if bound is not None:
+                    text = f"{fn}({text}, {self.value(bound, like)})"
+            if meta.ndim and _dtype_of((args[0],)) != np.dtype(like):
+                text = f"{text}.astype(np.{_dtype_name(like)})"
+            return text
+        if target in ("full", "eye", "identity") and kwargs.get("order", "C") == "C":
+            return self.filled(node)
+        if target in ("cumsum", "cumprod") and kwargs.get("axis") in (None, 0) \
+                and isinstance(args[0], Node) and args[0].meta is not None \
+                and (args[0].meta.ndim == 1 or kwargs.get("axis") is None):
+            name = f"_ac_{target}_{np.dtype(like).name}"
+            self.helpers.add(scan_source(name, "+" if target == "cumsum" else "*", np.dtype(like)))
+            return f"{name}({self.value(args[0])})"
+        if target == "concatenate" and kwargs.get("axis") is not None:
+            parts = ", ".join(self.value(a) if _dtype_of((a,)) == np.dtype(like) else
+                              f"{self.value(a)}.astype(np.{_dtype_name(like)})" for a in args[0])
+            return f"np.concatenate(({parts},), axis={kwargs['axis']})"
         if target == "roll":
             return self.roll(node)
+        if target in ("tril", "triu") and isinstance(args[0], Node) and args[0].meta is not None \
+                and args[0].meta.ndim == 2 and not kwargs:  # numba's: a fresh C-ordered copy
+            return f"np.{target}({self.value(args[0])}, {self.value(args[1])})"
         if target == "ufunc_outer":
             ufunc_name = args[0] if isinstance(args[0], str) else getattr(args[0], "__name__", "")
             self.helpers.add(_OUTER.format(name=ufunc_name, dtype=_dtype_name(like)))
@@ -598,6 +624,19 @@ class _Emitter:
         operands = [f"{self.value(a)}.astype({cast})" if isinstance(a, Node) and a.meta is not None
                     and a.meta.ndim else f"{cast}({self.value(a)})" for a in node.args]
         return f"np.{node.target}({', '.join(operands)})"
+
+    def filled(self, node: Node) -> str:
+        """``np.full``, ``np.eye``, ``np.identity`` in the node's dtype."""
+        dtype = f"np.{_dtype_name(node.meta.dtype)}"
+        args = node.args
+        if node.target == "full":
+            shape = args[0] if isinstance(args[0], tuple) else (args[0],)
+            if isinstance(args[1], Node) and (args[1].meta is None or args[1].meta.ndim):
+                raise NotLowerable("full with an array fill value")
+            return f"np.full({self.value(tuple(shape))}, {dtype}({self.value(args[1])}), {dtype})"
+        if node.target == "eye":
+            return f"np.eye({self.value(args[0])}, {self.value(args[1])}, {self.value(args[2])}, {dtype})"
+        return f"np.identity({self.value(args[0])}, {dtype})"
 
     def outer(self, node: Node) -> str:
         """``np.outer`` of vectors: ``a[i] * b[j]`` with both cast to NumPy's result dtype."""

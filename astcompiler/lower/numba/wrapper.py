@@ -315,6 +315,9 @@ class WrapperWriter:
             return
         self.emit(f"if {self.size_expr(kernel, code, dims, stored_as)} >= {self.threshold}:",
                   origin, depth)
+        threads = _floating(kernel)  # FP flags are per thread: the workers' are gathered
+        if threads:
+            self.emit("___rt.fp_clear_threads()", origin, depth + 1)
         self.emit("try:", None, depth + 1)
         self.emit(f"{assign}{code.parallel_name}({arglist})", origin, depth + 2)
         self.emit("except Exception as ___error:  # prange twin not compilable: the serial one",
@@ -323,6 +326,8 @@ class WrapperWriter:
                   f"{code.name!r}):", None, depth + 2)
         self.emit("raise", None, depth + 3)
         self.emit(f"{assign}{code.name}({arglist})", origin, depth + 2)
+        if threads:
+            self.emit("___rt.fp_gather_threads()", origin, depth + 1)
         self.emit("else:", origin, depth)
         self.emit(f"{assign}{code.name}({arglist})", origin, depth + 1)
 
