@@ -380,7 +380,8 @@ class Tracer:
             return
         pairs = zip(reversed(value.node.meta.shape), reversed(out.node.meta.shape))
         for size, target in pairs:
-            if size == 1 or (isinstance(size, (int, np.integer)) and isinstance(target, (int, np.integer))):
+            static = isinstance(size, (int, np.integer)) and isinstance(target, (int, np.integer))
+            if size == 1 or static:  # (static sizes: NumPy checked them on the examples)
                 continue
             self.evaluate_relation(sympy.Eq(sympy.sympify(size), sympy.sympify(target)))
 

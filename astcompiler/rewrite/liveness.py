@@ -14,7 +14,8 @@ the function binds are provably not read after it:
   or an unconditional assignment ``v = ...`` precedes the loop in the enclosing loop's body;
 * the function never calls ``locals``/``vars``/``eval``/``exec``/``dir`` (they read every name).
 
-Anything else counts as live: the runtime then keeps such a loop exact (a graph break).
+Anything else counts as live: after such a loop the capture lets the value only be stored into
+an array (``capture/regions.py``), and any other use of it is a graph break.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class _Reads(cst.CSTVisitor):
 
 
 def _visit_target(target: cst.BaseExpression, reads: _Reads) -> None:
-    """A store target: its names are not reads, but ``a[i] = ...``/``a.b = ...`` read ``a``/``i``."""
+    """A store target: its names are not reads; ``a[i] = ...`` and ``a.b = ...`` read ``a``, ``i``."""
     if isinstance(target, cst.Name):
         return
     if isinstance(target, (cst.Tuple, cst.List)):

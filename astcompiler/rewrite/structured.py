@@ -321,7 +321,8 @@ def _state_functions(prefix: str, names: Sequence[str], tag=None
     return [getter, setter], cst.Name(f"{prefix}_get"), cst.Name(f"{prefix}_set")
 
 
-def _runtime_stmt(name: str, args: Sequence[cst.BaseExpression | cst.Arg], tag) -> cst.SimpleStatementLine:
+def _runtime_stmt(name: str, args: Sequence[cst.BaseExpression | cst.Arg],
+                  tag) -> cst.SimpleStatementLine:
     call = cst.Call(func=runtime_attr(name),
                     args=[a if isinstance(a, cst.Arg) else cst.Arg(a) for a in args])
     return _line([cst.Expr(call)], tag)

@@ -1,6 +1,7 @@
-"""``and``/``or``/``not``/``a if c else b``: Python's result (the deciding operand itself, its type),
-Python's laziness (the right operand runs only when needed, side effects included), on Python
-values and on array data (issue 9)."""
+"""``and``/``or``/``not``/``a if c else b``: Python's result (the deciding operand itself, its
+type), Python's laziness (the right operand runs only when needed, side effects included), on
+Python values and on array data; the same type rules after loops that may run zero times; NumPy's
+own errors for read-only and mismatched outputs (issue 9)."""
 
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def index_guarded(x, i):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_right_operand_that_would_raise_is_not_evaluated(backend):
-    check(index_guarded, [(vec(1.0, 2.0), 1), (vec(1.0, 2.0), 5), (vec(-1.0, 2.0, 3.0), 0)], backend)
+    check(index_guarded, [(vec(1.0, 2.0), 1), (vec(1.0, 2.0), 5), (vec(-1.0, 2.0, 3.0), 0)],
+          backend)
 
 
 def mixed_types(x):
@@ -290,3 +292,34 @@ def test_loop_over_index_array_bounds_with_empty_rows_compiles(backend):
     np.testing.assert_array_equal(compiled(indptr, indices, data, x),
                                   csr_matvec(indptr, indices, data, x))
     assert len(compiled.entries) == 1 and compiled.entries[0].graph is not None
+
+
+def test_liveness_finds_variables_nothing_reads_after_a_loop():
+    import textwrap
+
+    import libcst as cst
+
+    from astcompiler.rewrite.liveness import Liveness
+    source = textwrap.dedent("""\
+        def f(xs, n):
+            out = []
+            for i in range(n):
+                z = 0.0
+                t = 1
+                k = 0
+                while k < 3 and z < 9:
+                    z = z * 2 + xs[i]
+                    t = t + k
+                    k += 1
+                out.append(t)
+            g = lambda: k
+            return out, g
+        """)
+    fn = cst.parse_module(source).body[0]
+    liveness = Liveness(fn)
+    outer, inner = liveness.parents.loops
+    assert liveness.dead_after(inner, ["z", "t", "k"]) == ("z",)  # t read after, k by a lambda
+    assert liveness.dead_after(outer, ["i", "z", "t", "k"]) == ("i", "z", "t")
+    with_locals = cst.parse_module(source.replace("return out, g", "return locals()")).body[0]
+    reads_all = Liveness(with_locals)
+    assert reads_all.dead_after(reads_all.parents.loops[1], ["z"]) == ()

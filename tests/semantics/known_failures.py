@@ -8,14 +8,6 @@ xfail that starts passing fails the suite until its entry is removed). Keys: ``"
 KNOWN_FAILURES: dict[str, str] = {
     'control_flow/big_int_float_equality_in_loop[numba]':
         'call 3: return value: value at result: plain 1 (int) vs compiled 3 (int)',
-    'control_flow/branch_numpy_or_python_scalar':
-        "call 1: return value: value at result[1]: plain 'float' (type) vs compiled 'float64' (type)",
     'generated/seed_44[numba]':
         'call 2: return value: value at result[0][7]: plain 10000000000000000000 (int) vs compiled -8446744073709551616 (int)',
-    'numpy/np_bool_is_not_true[aot_eager]':
-        'call 1: return value: value at result[3]: plain True (bool) vs compiled False (bool)',
-    'numpy/np_bool_is_not_true[eager]':
-        'call 1: return value: value at result[3]: plain True (bool) vs compiled False (bool)',
-    'objects/dataclass_post_init':
-        'call 1: identity: result[1]: plain same object as result[0].log vs compiled new',
 }
