@@ -41,6 +41,24 @@ class _OverBudget(Exception):
     """Unrolling a loop made the graph grow past ``config.unroll_node_budget``."""
 
 
+_LOOP_REGIONS = ("for_range", "while_loop")
+
+
+def unrolled_size(nodes: list, several: bool) -> int:
+    """What ``nodes`` (added by unrolled iterations) weigh against ``config.unroll_node_budget``:
+    one per node plus the ops of region subgraphs, so copies of an inner loop count in full. A
+    loop region in the body of a loop of ``several`` iterations is over any budget: unrolling
+    would only copy a run-time loop (the code numba compiles grows, nothing folds)."""
+    size = 0
+    for node in nodes:
+        size += 1
+        if node.op == "region":
+            if several and node.target in _LOOP_REGIONS:
+                return sys.maxsize
+            size += sum(g.op_count() for g in node.info.subgraphs.values())
+    return size
+
+
 class Undefined:
     """A free name that exists nowhere (``local``: a local variable that is not bound): using it
     raises NameError (UnboundLocalError), as Python would."""
@@ -372,11 +390,14 @@ class Runtime:
                 extra_test: Callable[[], Any] | None, start_size: int) -> None:
         budget = config.unroll_node_budget
         graph = self.tracer.graph
+        size, seen = 0, start_size
         for item in iterable:
             if extra_test is not None and not self.truth(extra_test()):
                 break
             body(item)
-            if len(graph.nodes) - start_size > budget:
+            size += unrolled_size(graph.nodes[seen:], len(iterable) > 1)
+            seen = len(graph.nodes)
+            if size > budget:
                 raise _OverBudget()
 
     def _loop_region_plan(self, iterable: Any):
@@ -401,7 +422,7 @@ class Runtime:
         """A ``while`` statement: in Python while its condition is static; from the first
         condition on array data, the rest of the loop is a while region. ``dead``: state
         variables nothing reads after the loop (rewrite/liveness.py)."""
-        key = test.__code__
+        key = test  # this execution of the statement (a new test function each time)
         for _ in _bounded("while"):
             if extra_test is not None:
                 go = extra_test()

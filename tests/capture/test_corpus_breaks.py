@@ -434,3 +434,22 @@ def test_returned_object_shares_its_list_with_the_result():
         t, log = compiled(np.ones(n))
         assert t.log is log and log == ["made"] and type(t.value) is float and t.value == 2.0 * n
     assert compiled.entries[0].break_reason is None
+
+
+# ----- a while loop met many times at capture (inside unrolled loops) ---------------------------
+def escape_rows(xs, ys):
+    out = np.zeros((ys.shape[0], xs.shape[0]), dtype=np.int64)
+    for i in range(ys.shape[0]):  # short: unrolled
+        for j in range(xs.shape[0]):  # unrolled until the node budget, then a loop region
+            z = 0.0
+            n = 0
+            while n < 8 and z <= 4.0:  # static on entry: its first iteration runs in Python
+                z = z * z + xs[j] + ys[i]
+                n += 1
+            out[i, j] = n
+    return out
+
+
+def test_while_iterations_count_per_execution():
+    xs, ys = np.linspace(-1.0, 1.0, 60), np.linspace(-0.5, 0.5, 12)
+    one_graph(escape_rows, [(xs, ys), (xs * 1.5, ys)], "eager")

@@ -629,3 +629,20 @@ def test_full_eye_identity_cumsum_concatenate_in_loops():
     def make_int(n):
         return (RNG.integers(-3, 4, n).astype(np.int8), n + 60)
     check_kernel(integer_scans, *sizes(make_int, 30, 40))  # int8 cumsum is int64; products wrap
+
+
+def cube_reductions(V, steps):
+    acc = np.zeros((1, 1, V.shape[2]))
+    side = np.zeros(V.shape[1])
+    for t in range(steps):
+        acc = acc + V.sum(axis=(0, 1), keepdims=True) + V.min(axis=(0, 1), keepdims=True)
+        side = side + V.max(axis=(0, 2)) + V.var(axis=(0, 2), ddof=1) + V.mean(axis=(1, 2))[0]
+    return acc, side
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int16])
+def test_reductions_over_several_axes_of_3d_arrays(dtype):
+    def make(n):
+        V = (RNG.standard_normal((n, 3, n + 2)) * 9).astype(dtype)
+        return (V, n + 60)
+    check_kernel(cube_reductions, *sizes(make, 4, 6))

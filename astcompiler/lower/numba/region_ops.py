@@ -49,7 +49,11 @@ def reduction_source(name: str, rule: ReductionDef, ndim: int, axes: tuple[int, 
                      no_identity: str | None) -> str:
     """A reduction over ``axes`` of an ``ndim``-d array as loops: kept axes outside, reduced
     axes inside, one accumulator per output element. The function takes ``(a, ddof)`` and
-    returns an array of the kept (or keepdims) shape, or a scalar when every axis is reduced."""
+    returns an array of the kept (or keepdims) shape, or a scalar when every axis is reduced.
+    When the last axis is kept, the array is read in memory order into a row of accumulators
+    instead (``_streamed_reduction``)."""
+    if axes and ndim - 1 not in axes and not rule.arg:
+        return _streamed_reduction(name, rule, ndim, axes, keepdims, source, result, no_identity)
     acc_dt = accumulator(rule, source, result)
     acc, out = f"np.{dtype_name(acc_dt)}", f"np.{dtype_name(result)}"
     kept = [d for d in range(ndim) if d not in axes]
@@ -59,8 +63,9 @@ def reduction_source(name: str, rule: ReductionDef, ndim: int, axes: tuple[int, 
     index = ", ".join(outer + inner)
     n = " * ".join(f"src.shape[{len(kept) + k}]" for k in range(len(axes))) or "1"
     size = " * ".join(f"src.shape[{k}]" for k in range(len(kept))) or "1"
+    permute = order != list(range(ndim))
     lines = ["@numba.njit(cache=True)", f"def {name}(a, ddof):",
-             f"    src = np.transpose(a, ({', '.join(map(str, order))},))" if order != list(range(ndim))
+             f"    src = np.transpose(a, ({', '.join(map(str, order))},))" if permute
              else "    src = a",
              f"    n = {n}"]
     if no_identity is not None:
@@ -88,9 +93,12 @@ def reduction_source(name: str, rule: ReductionDef, ndim: int, axes: tuple[int, 
     elif nan_aware:  # a NaN stays the result
         element += [f"if acc == acc and (v != v or {rule.combine.format(**fields)} != acc):",
                     "    acc = v"]
+    elif rule.merge is not None and inner:  # independent lanes: no serial add chain
+        lines += _lanes(pad, len(kept), outer, inner, rule, acc)
     else:
         element.append(f"acc = {acc}({rule.combine.format(**fields)})")
-    lines += _nest(pad, len(kept), inner, element)
+    if rule.arg or nan_aware or rule.merge is None or not inner:
+        lines += _nest(pad, len(kept), inner, element)
     final = "best" if rule.arg else rule.finalize.format(**fields)
     lines += [f"{pad}out[flat] = {out}({final})", f"{pad}flat += 1"]
     if len(kept) == 0 and not keepdims:
@@ -100,6 +108,80 @@ def reduction_source(name: str, rule: ReductionDef, ndim: int, axes: tuple[int, 
             if keepdims else [f"src.shape[{k}]" for k in range(len(kept))]
         lines.append(f"    return out.reshape(({', '.join(shape)},))")
     return "\n".join(lines) + "\n"
+
+
+LANES = 4  # accumulators of an unrolled innermost reduction loop
+
+
+def _lanes(pad: str, depth: int, outer: list[str], inner: list[str], rule: ReductionDef,
+           acc: str) -> list[str]:
+    """The reduction's element loops with the innermost one unrolled over ``LANES``
+    accumulators (``acc``, ``acc1``, ...), merged at the end with ``rule.merge``."""
+    names = ["acc"] + [f"acc{k}" for k in range(1, LANES)]
+    lines = [f"{pad}{' = '.join(names[1:])} = acc"]
+    body_pad = pad + "    " * (len(inner) - 1)
+    last, size = inner[-1], f"src.shape[{depth + len(inner) - 1}]"
+
+    def step(lane: str, position: str) -> list[str]:
+        index = ", ".join(outer + inner[:-1] + [position])
+        fields = {"acc": lane, "v": "v", "mean": "mean", "n": "n", "ddof": "ddof"}
+        return [f"v = {acc}(src[{index}])", f"{lane} = {acc}({rule.combine.format(**fields)})"]
+
+    lines += _nest(pad, depth, inner[:-1], [])
+    unrolled = [line for k, lane in enumerate(names) for line in step(lane, f"{last} + {k}")]
+    lines += [f"{body_pad}for {last} in range(0, {size} - {LANES - 1}, {LANES}):"]
+    lines += [f"{body_pad}    {line}" for line in unrolled]
+    lines += [f"{body_pad}for {last} in range({size} - {size} % {LANES}, {size}):"]
+    lines += [f"{body_pad}    {line}" for line in step("acc", last)]
+    merged = rule.merge.format(a=rule.merge.format(a="acc", b="acc1"),
+                               b=rule.merge.format(a="acc2", b="acc3"))
+    return lines + [f"{pad}acc = {acc}({merged})"]
+
+
+def _streamed_reduction(name: str, rule: ReductionDef, ndim: int, axes: tuple[int, ...],
+                        keepdims: bool, source: np.dtype, result: np.dtype,
+                        no_identity: str | None) -> str:
+    """Reduce ``axes`` (not the last one) reading ``a`` in C order: ``acc[o]`` per output
+    element ``o`` (the flat index of the kept axes), combined element by element."""
+    acc_dt = accumulator(rule, source, result)
+    acc, out = f"np.{dtype_name(acc_dt)}", f"np.{dtype_name(result)}"
+    kept = [d for d in range(ndim) if d not in axes]
+    index = ", ".join(f"d{d}" for d in range(ndim))
+    flat = f"d{kept[0]}"
+    for d in kept[1:]:
+        flat = f"{flat} * a.shape[{d}] + d{d}"
+    n = " * ".join(f"a.shape[{d}]" for d in axes)
+    size = " * ".join(f"a.shape[{d}]" for d in kept)
+    lines = ["@numba.njit(cache=True)", f"def {name}(a, ddof):", f"    n = {n}"]
+    if no_identity is not None:
+        lines += ["    if n == 0:", f"        raise ValueError({no_identity!r})"]
+    lines.append(f"    acc = np.full({size}, {acc}({_init_value(rule.init, acc_dt)}), {acc})")
+    fields = {"acc": "acc[o]", "v": "v", "mean": "mean[o]", "n": "n", "ddof": "ddof"}
+    sweep = [f"o = {flat}", f"v = {acc}(a[{index}])"]
+    if rule.two_pass:
+        lines.append(f"    mean = np.zeros({size}, {acc})")
+        lines += _loops(ndim, sweep + ["mean[o] += v"])
+        lines += ["    mean = mean / n"]
+    if rule.propagate_nan and source.kind == "f":  # a NaN stays the result
+        sweep += [f"if acc[o] == acc[o] and (v != v or {rule.combine.format(**fields)} != acc[o]):",
+                  "    acc[o] = v"]
+    else:
+        sweep.append(f"acc[o] = {acc}({rule.combine.format(**fields)})")
+    lines += _loops(ndim, sweep)
+    lines += [f"    out = np.empty({size}, {out})", f"    for o in range({size}):",
+              f"        out[o] = {out}({rule.finalize.format(**fields)})"]
+    shape = [f"a.shape[{d}]" if d in kept else "1" for d in range(ndim)] if keepdims \
+        else [f"a.shape[{d}]" for d in kept]
+    lines.append(f"    return out.reshape(({', '.join(shape)},))")
+    return "\n".join(lines) + "\n"
+
+
+def _loops(ndim: int, body: list[str]) -> list[str]:
+    lines, pad = [], "    "
+    for d in range(ndim):
+        lines.append(f"{pad}for d{d} in range(a.shape[{d}]):")
+        pad += "    "
+    return lines + [pad + line for line in body]
 
 
 def _nest(pad: str, depth: int, variables: list[str], body: list[str]) -> list[str]:

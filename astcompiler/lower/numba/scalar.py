@@ -7,6 +7,19 @@ past the word size, NaN-propagating max, ...). Loop nests are the target's busin
 
 A rule is ``None`` when an op cannot be lowered for its dtypes: the backend then runs that node
 with its NumPy ``impl`` in the wrapper, so an unsupported case is slower, never wrong.
+
+Where numba and NumPy part ways, the rules follow NumPy:
+
+* signed integer ``+ - * negative square`` (and sums, products) run in the unsigned dtype of the
+  same width: numba's signed arithmetic is ``nsw`` (LLVM may then keep an int8 product in 64
+  bits), NumPy's wraps;
+* a comparison with a Python int compares by value (``uint8_array < 300``), in int64;
+* float ``maximum``/``minimum``/``clip`` propagate NaN and give the second operand on ties
+  (``np.maximum(-0.0, 0.0)`` is ``0.0``); ``sign(-0.0)`` is ``0.0``; a zero ``remainder`` has
+  the divisor's sign; ``fmax``/``fmin`` of floats stay NumPy's (its result for ``-0.0`` against
+  ``0.0`` depends on its SIMD loop and the array's length);
+* integer division helpers raise NumPy's floating-point flags (``x // 0``, ``MIN // -1``), which
+  the wrapper turns into NumPy's warnings or errors (``runtime.py``).
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 Regions (``for_range``, ``while_loop``, ``cond``) become ``for``/``while``/``if`` statements, their
 loop-carried values become local variables, and every op becomes one statement written the way a
 numba user writes NumPy code (element access, slices, ufuncs on arrays and scalars). Ops numba
-cannot compile on its own get small njit helpers here (``np.dot`` of vectors without SciPy, ufunc
-``outer``). An op with no lowering makes the whole graph run with NumPy instead: never a wrong
-answer. Scalars are cast to their node's dtype after each op, so fixed-width integer arithmetic
+does not spell as NumPy computes them get small njit helpers (``region_ops.py``: reductions with
+axes, linspace/arange, dot without SciPy's BLAS, outer, roll, scans). An op with no lowering raises
+NotLowerable: its region becomes a host loop, never a wrong answer. Scalars are cast to their node's dtype after each op, so fixed-width integer arithmetic
 wraps as NumPy's does, and Python scalars (loop indices, counters) stay 64-bit ints or floats.
 """
 
@@ -635,7 +635,8 @@ class _Emitter:
                 raise NotLowerable("full with an array fill value")
             return f"np.full({self.value(tuple(shape))}, {dtype}({self.value(args[1])}), {dtype})"
         if node.target == "eye":
-            return f"np.eye({self.value(args[0])}, {self.value(args[1])}, {self.value(args[2])}, {dtype})"
+            n, m, k = (self.value(a) for a in args[:3])
+            return f"np.eye({n}, {m}, {k}, {dtype})"
         return f"np.identity({self.value(args[0])}, {dtype})"
 
     def outer(self, node: Node) -> str:
