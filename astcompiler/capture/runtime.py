@@ -41,22 +41,30 @@ class _OverBudget(Exception):
     """Unrolling a loop made the graph grow past ``config.unroll_node_budget``."""
 
 
-_LOOP_REGIONS = ("for_range", "while_loop")
-
-
-def unrolled_size(nodes: list, several: bool) -> int:
+def unrolled_size(nodes: list) -> int:
     """What ``nodes`` (added by unrolled iterations) weigh against ``config.unroll_node_budget``:
-    one per node plus the ops of region subgraphs, so copies of an inner loop count in full. A
-    loop region in the body of a loop of ``several`` iterations is over any budget: unrolling
-    would only copy a run-time loop (the code numba compiles grows, nothing folds)."""
+    one per node plus the ops of region subgraphs, so copies of an inner region count in full."""
     size = 0
     for node in nodes:
         size += 1
         if node.op == "region":
-            if several and node.target in _LOOP_REGIONS:
-                return sys.maxsize
             size += sum(g.op_count() for g in node.info.subgraphs.values())
     return size
+
+
+def holds_loop(body: Callable[..., Any]) -> bool:
+    """The rewritten loop body ``body`` holds a loop statement (nested blocks included): the
+    outer loop is then better a region than unrolled, whose copies would each hold the inner
+    loop (numba compiles every copy; nothing folds)."""
+    codes = [getattr(body, "__code__", None)]
+    while codes:
+        code = codes.pop()
+        if code is None:
+            continue
+        if "for_stmt" in code.co_names or "while_stmt" in code.co_names:
+            return True
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return False
 
 
 class Undefined:
@@ -356,6 +364,9 @@ class Runtime:
         """A ``for`` statement: unrolled in Python when short and static, else a loop region.
         ``dead``: state variables nothing reads after the loop (rewrite/liveness.py)."""
         region = self._loop_region_plan(iterable)
+        if region is None and isinstance(iterable, range) and len(iterable) > 1 \
+                and holds_loop(body):  # unrolled, each iteration would copy the inner loop
+            region = ((iterable.start, iterable.stop, iterable.step), (lambda i: i), True)
         if region is None and isinstance(iterable, range):
             # short and static: unroll, unless the unrolled graph grows past the node budget
             init = get_state() if get_state is not None else ()
@@ -395,7 +406,7 @@ class Runtime:
             if extra_test is not None and not self.truth(extra_test()):
                 break
             body(item)
-            size += unrolled_size(graph.nodes[seen:], len(iterable) > 1)
+            size += unrolled_size(graph.nodes[seen:])
             seen = len(graph.nodes)
             if size > budget:
                 raise _OverBudget()
@@ -423,6 +434,15 @@ class Runtime:
         condition on array data, the rest of the loop is a while region. ``dead``: state
         variables nothing reads after the loop (rewrite/liveness.py)."""
         key = test  # this execution of the statement (a new test function each time)
+        if set_state is not None and holds_loop(body):
+            # unrolled, each iteration would copy the inner loop: a while region (run-time test)
+            init = get_state()
+            try:
+                return while_region(self, test, body, get_state, set_state, names, extra_test,
+                                    dead)
+            except GraphBreak as error:
+                get_logger("graph_breaks").debug("while region failed (%s); unrolling", error)
+                set_state(init)  # fall back to running the loop in Python
         for _ in _bounded("while"):
             if extra_test is not None:
                 go = extra_test()

@@ -34,10 +34,7 @@ WRONG: dict[str, str] = {}
 
 # Not lowered to numba code today at the tiny size: kernel -> astcompiler's reason.
 NOT_LOWERED: dict[str, str] = {
-    "advect_diffuse": "host loop: no loop lowering for op roll",
     "conv2d_im2col": "split: np.lib.stride_tricks.sliding_window_view is not supported",
-    "mandelbrot_vectorised": "host loop: indexing with a multi-dimensional (boolean) array",
-    "julia_smooth": "host loop: indexing with a multi-dimensional (boolean) array",
 }
 
 

@@ -22,21 +22,16 @@ from ...graph import Node
 # the access and hoists or folds it (hand-written numba: a 1-D stencil 2% slower checked, a
 # gather 35%); an out-of-line check with this message made the same stencil 6x slower. Proofs
 # still matter: a 2-D Jacobi loop nest with every access checked ran 25-40% slower.
-# The inlined part is one block without branches of its own (no `x if c else y`, no `or`) and
-# the message is built out of line: numba's SSA pass costs (variables defined twice) x (blocks),
-# so a branchy inlined body made compile time grow with the square of the checked accesses.
+# No `x if c else y` in it: numba's SSA pass costs (variables defined twice) x (blocks), so a
+# ternary in the inlined body (one more twice-defined variable per checked access) made compile
+# time grow with the square of the checked accesses (fft_loops: 2x faster to compile without it).
 INDEX_HELPERS = '''
-@numba.njit(cache=True)
-def _ac_ix_fail(i, n, axis):
-    raise IndexError("index " + str(i) + " is out of bounds for axis " + str(axis)
-                     + " with size " + str(n))
-
-
 @numba.njit(inline='always')
 def _ac_ix(i, n, axis):
     j = i + n * (i < 0)
-    if (j < 0) | (j >= n):
-        _ac_ix_fail(i, n, axis)
+    if j < 0 or j >= n:
+        raise IndexError("index " + str(i) + " is out of bounds for axis " + str(axis)
+                         + " with size " + str(n))
     return j
 
 

@@ -250,6 +250,20 @@ def _ac_reshape(a, shape):
     return np.ascontiguousarray(a).reshape(shape)
 '''
 
+_ROLL = '''
+@numba.njit(cache=True)
+def _ac_roll_{ndim}d_axis{axis}(a, shift):
+    # np.roll(a, shift, axis={axis}): a copy with the axis rotated
+    out = np.empty(a.shape, a.dtype)
+    n = a.shape[{axis}]
+    if n == 0:
+        return out
+    s = shift % n
+    out[{pre}s:] = a[{pre}:n - s]
+    out[{pre}:s] = a[{pre}n - s:]
+    return out
+'''
+
 _OUTER = '''
 @numba.njit(cache=True)
 def _ac_outer_{name}(a, b):
@@ -375,6 +389,16 @@ class _Emitter:
             return self.value(item)
         self.helpers.add(INDEX_HELPERS)
         return f"_ac_ix({self.value(item)}, {size_src}, {axis})"
+
+    def roll(self, a: Node, shift: Any, axis: Any) -> str:
+        """``np.roll`` by an int along one axis (of a 1-D array: also ``axis=None``)."""
+        ndim = a.meta.ndim
+        axis = 0 if axis is None and ndim == 1 else axis
+        if not isinstance(axis, int) or isinstance(shift, bool) or not (
+                isinstance(shift, int) or (_int_scalar(shift) and shift.meta.pytype is int)):
+            raise NotLowerable("roll of several axes, of a flattened array or by an array")
+        self.helpers.add(_ROLL.format(ndim=ndim, axis=axis, pre=":, " * axis))
+        return f"_ac_roll_{ndim}d_axis{axis}({self.value(a)}, {self.value(shift)})"
 
     def index_array(self, base: Node, item: Any, axis: int) -> str:
         """A 1-D integer array, a list of ints or a 1-D boolean mask as numba's one advanced
@@ -560,6 +584,8 @@ class _Emitter:
                 raise NotLowerable("reshape whose view or copy could be observed")
             self.helpers.add(_RESHAPE)
             return f"_ac_reshape({self.value(args[0])}, {self.value(tuple(args[1]))})"
+        if target == "roll" and isinstance(args[0], Node) and meta.ndim:
+            return self.roll(args[0], args[1], kwargs.get("axis"))
         if target in ("flip", "fliplr", "flipud") and isinstance(args[0], Node) and meta.ndim:
             axes = args[1] if target == "flip" else ((1,) if target == "fliplr" else (0,))
             steps = ", ".join("::-1" if d in axes else ":" for d in range(meta.ndim))
