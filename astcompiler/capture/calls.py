@@ -94,9 +94,8 @@ def _range(runtime: "Runtime", *args: Any) -> Any:
             if isinstance(a, ArrayProxy) and (a.ndim != 0 or a.dtype.kind not in "iub"):
                 raise TypeError(f"'{a.dtype}' object cannot be interpreted as an integer")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
-        if isinstance(step, ArrayProxy):
-            raise GraphBreak("range() with a run-time step")
-        if step == 0:
+        # a run-time step of 0 raises Python's ValueError where the loop runs (eager, numba)
+        if not isinstance(step, ArrayProxy) and step == 0:
             raise ValueError("range() arg 3 must not be zero")
         return SymRange(start, stop, step)
     return range(*args)

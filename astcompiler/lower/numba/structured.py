@@ -407,7 +407,9 @@ class _Emitter:
         size_src = f"{self.value(base)}.shape[{axis}]"
         if isinstance(item, list):
             if not item or any(isinstance(v, (bool, np.bool_, list)) or not (
-                    isinstance(v, (int, np.integer)) or _int_scalar(v)) for v in item):
+                    isinstance(v, (int, np.integer)) or (_int_scalar(v) and v.meta.pytype
+                                                         is not bool and v.meta.dtype.kind in "iu"))
+                    for v in item):
                 raise NotLowerable("a list index that is not a list of ints")
             values = ", ".join(f"np.int64({self.value(v)})" for v in item)
             return f"_ac_ix_array(np.array([{values}]), {size_src}, {axis})"
