@@ -41,12 +41,18 @@ class _OverBudget(Exception):
     """Unrolling a loop made the graph grow past ``config.unroll_node_budget``."""
 
 
+ARRAY_NODE_WEIGHT = 8  # an op on whole arrays: a loop nest in generated code, not one line
+
+
 def unrolled_size(nodes: list) -> int:
     """What ``nodes`` (added by unrolled iterations) weigh against ``config.unroll_node_budget``:
-    one per node plus the ops of region subgraphs, so copies of an inner region count in full."""
+    one per scalar node, ``ARRAY_NODE_WEIGHT`` per node that makes an array (each copy is a loop
+    nest numba compiles again: unrolling folds nothing there), plus the ops of region subgraphs,
+    so copies of an inner region count in full."""
     size = 0
     for node in nodes:
-        size += 1
+        meta = node.meta
+        size += ARRAY_NODE_WEIGHT if meta is not None and meta.ndim > 0 else 1
         if node.op == "region":
             size += sum(g.op_count() for g in node.info.subgraphs.values())
     return size

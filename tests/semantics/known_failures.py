@@ -6,8 +6,4 @@ xfail that starts passing fails the suite until its entry is removed). Keys: ``"
 """
 
 KNOWN_FAILURES: dict[str, str] = {
-    'control_flow/big_int_float_equality_in_loop[numba]':
-        'call 3: return value: value at result: plain 1 (int) vs compiled 3 (int)',
-    'generated/seed_44[numba]':
-        'call 2: return value: value at result[0][7]: plain 10000000000000000000 (int) vs compiled -8446744073709551616 (int)',
 }

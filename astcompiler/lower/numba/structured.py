@@ -67,6 +67,23 @@ _AC_EXACT = 9007199254740992  # 2 ** 53: ints up to this convert to float exactl
 
 
 @numba.njit(cache=True)
+def _ac_py_compare_int_float(a, b):
+    # Python orders an int and a float exactly; float(a) may round, so a tie is decided on ints.
+    # -1: a < b, 0: a == b, 1: a > b, 2: b is NaN (unordered)
+    fa = float(a)
+    if fa < b:
+        return -1
+    if fa > b:
+        return 1
+    if fa != b:
+        return 2
+    if b >= 9.2233720368547758e18:  # 2 ** 63: above every 64-bit int
+        return -1
+    ib = int(b)
+    return -1 if a < ib else (1 if a > ib else 0)
+
+
+@numba.njit(cache=True)
 def _ac_py_floor_divide_int(a, b):
     if b == 0:
         raise ZeroDivisionError("integer division or modulo by zero")
@@ -788,6 +805,8 @@ class _Emitter:
                  for a, k in zip(args, kinds)]
         values = plain if integral else [f"float({v})" for v in plain]
         if target in _PY_COMPARE:
+            if not integral and float in kinds and any(k in (int, bool) for k in kinds):
+                return self.int_float_compare(target, plain, kinds)
             return f"({values[0]} {_PY_COMPARE[target]} {values[1]})"
         if target in _PY_BITWISE and integral:
             raw = [self.value(a) for a in args]  # bool & bool stays a bool
@@ -822,6 +841,19 @@ class _Emitter:
         if target == "absolute":
             return f"abs({values[0]})"
         raise NotLowerable(f"{target} on Python floats")
+
+    def int_float_compare(self, target: str, values: list[str], kinds: list) -> str:
+        """``int <op> float`` as Python compares them: exactly, also past 2 ** 53."""
+        int_first = kinds[0] in (int, bool)
+        order = f"_ac_py_compare_int_float({values[0]}, {values[1]})" if int_first else \
+            f"_ac_py_compare_int_float({values[1]}, {values[0]})"
+        # outcomes of the helper (int op float) that make the comparison true
+        true_for = {"less": "(-1,)", "less_equal": "(-1, 0)", "equal": "(0,)",
+                    "not_equal": "(-1, 1, 2)", "greater": "(1,)", "greater_equal": "(0, 1)"}
+        mirrored = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+                    "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+        name = target if int_first else mirrored[target]
+        return f"({order} in {true_for[name]})"
 
     def conversion(self, target: str, args: tuple) -> str:
         """``int(x)``, ``float(x)``, ``complex(x[, y])``, ``bool(x)`` of a number as Python
