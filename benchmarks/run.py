@@ -405,10 +405,12 @@ def write_markdown(rows: list[CorpusRow], path: str, header: str) -> None:
         correct = (ac_impl.note or "not run") if wrong else "yes"
         ratio = row.ratio(AC)
         njit = row.ratio(NJIT)
+        njit_text = f"{njit:.2f}x" if njit else (
+            "WRONG" if (row.impls[NJIT].note or "").startswith("WRONG") else "-")
         base = row.impls[NUMPY].median
         lines.append(f"| {row.name} | {row.family} | {row.size} | {correct} | "
                      f"{format_time(base, 'ms') if base else '-'} | "
-                     f"{f'{njit:.2f}x' if njit else '-'} | {f'{ratio:.2f}x' if ratio else '-'} | "
+                     f"{njit_text} | {f'{ratio:.2f}x' if ratio else '-'} | "
                      f"{row.ac_mode} | {row.ac_reason.replace('|', '/')} |")
     for label, njit, acs in corpus_summary(rows):
         lines.append(f"| **{label}** | | | | | {njit} | {acs} | | |")

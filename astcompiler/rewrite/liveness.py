@@ -25,6 +25,8 @@ from typing import Sequence
 
 import libcst as cst
 
+from .scopes import SkipNestedScopes
+
 _READS_ALL = {"locals", "vars", "eval", "exec", "dir"}
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
@@ -112,18 +114,9 @@ def _visit_target(target: cst.BaseExpression, reads: _Reads) -> None:
         target.visit(reads)
 
 
-class _DirectReads(_Reads):
+class _DirectReads(SkipNestedScopes, _Reads):
     """Reads inside one loop, not counting nested functions, lambdas and classes (which may
     run later: their reads count as reads after the loop)."""
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 def _loop_reads(loop: cst.For | cst.While) -> Counter[str]:

@@ -36,6 +36,7 @@ from typing import Sequence
 import libcst as cst
 
 from .liveness import Liveness
+from .scopes import SkipNestedScopes
 from .templates import RUNTIME, body_start, runtime_attr, thunk
 
 RETURNED = "__ac_returned"
@@ -193,7 +194,7 @@ def suspends(node: cst.FunctionDef) -> bool:
     return in_own_scope(getattr(node.body, "body", ()), SUSPENDING)
 
 
-class _Jumps(cst.CSTVisitor):
+class _Jumps(SkipNestedScopes):
     """Which jumps a statement contains: returns anywhere (but nested scopes), breaks and
     continues that belong to the enclosing loop (not to loops nested inside)."""
 
@@ -223,15 +224,6 @@ class _Jumps(cst.CSTVisitor):
 
     def leave_While(self, node: cst.While) -> None:
         self._loops -= 1
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 def jumps(nodes: Sequence[cst.CSTNode]) -> _Jumps:
