@@ -440,15 +440,9 @@ class Runtime:
         condition on array data, the rest of the loop is a while region. ``dead``: state
         variables nothing reads after the loop (rewrite/liveness.py)."""
         key = test  # this execution of the statement (a new test function each time)
-        if set_state is not None and holds_loop(body):
-            # unrolled, each iteration would copy the inner loop: a while region (run-time test)
-            init = get_state()
-            try:
-                return while_region(self, test, body, get_state, set_state, names, extra_test,
-                                    dead)
-            except GraphBreak as error:
-                get_logger("graph_breaks").debug("while region failed (%s); unrolling", error)
-                set_state(init)  # fall back to running the loop in Python
+        # unrolled, each iteration would copy the inner loop: after the first iteration (which
+        # settles the variables' types) the rest is a while region with a run-time test
+        peel = set_state is not None and holds_loop(body)
         for _ in _bounded("while"):
             if extra_test is not None:
                 go = extra_test()
@@ -466,6 +460,15 @@ class Runtime:
                 break
             body()
             self.tracer.count_loop_iteration(key, len(self.tracer.graph.nodes) != before)
+            if peel:
+                peel, state = False, get_state()
+                try:
+                    return while_region(self, test, body, get_state, set_state, names,
+                                        extra_test, dead)
+                except GraphBreak as error:
+                    get_logger("graph_breaks").debug("while region failed (%s); unrolling",
+                                                     error)
+                    set_state(state)  # the rest of the loop runs in Python
 
     def if_stmt(self, condition: Any, true_fn: Callable[[], None], false_fn: Any,
                 get_state: Any, set_state: Any, names: tuple) -> None:

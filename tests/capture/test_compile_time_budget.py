@@ -71,7 +71,7 @@ def test_unrolled_size_counts_region_bodies():
 
 def _doubling(x, n):
     s = 1
-    while s < n:  # static test on Python ints; the body holds a loop: a while region
+    while s < n:  # static test on Python ints; the body holds a loop: (after one) a region
         for i in range(x.shape[0]):
             x[i] += s
         s *= 2
@@ -85,8 +85,9 @@ def test_static_while_around_loop_is_a_while_region(n):
     want, t = _doubling(np.arange(100.0), n)
     np.testing.assert_array_equal(got, want)
     assert s == t and type(s) is type(t)
-    [region] = _regions(compiled.entries[0].graph)
-    assert region.target == "while_loop"
+    kinds = [r.target for r in _regions(compiled.entries[0].graph)]
+    # the first iteration is peeled (it settles the types), the rest is one while region
+    assert kinds == ([] if n == 1 else ["for_range", "while_loop"])
 
 
 def _appending(x):
@@ -158,3 +159,41 @@ def test_checked_index_raises_numpy_error(bad):
     with pytest.raises(IndexError) as got:
         compiled(x, idx)
     assert str(got.value) == str(plain.value)
+
+
+def _columns(T):
+    out = np.zeros_like(T)
+    for k in range(T.shape[1] - 2, -1, -1):  # 29 iterations of whole-column work
+        out[:, k] = T[:, k] * 2.0 - out[:, k + 1]
+    return out
+
+
+def test_loop_of_array_ops_is_a_region_not_copies():
+    T = np.random.default_rng(0).standard_normal((6, 30))
+    compiled = ac.compile(_columns, backend="eager")
+    np.testing.assert_array_equal(compiled(T), _columns(T))
+    [region] = _regions(compiled.entries[0].graph)
+    assert region.target == "for_range"
+
+
+def _strided(x, n):
+    total = 0.0
+    step = 1
+    while step < n:  # a while region: `step` is a run-time int inside it
+        for i in range(0, x.shape[0], step):
+            total += x[i]
+        for i in range(x.shape[0] - 1, -1, -step):
+            total -= 0.5 * x[i]
+        step *= 3
+    return total
+
+
+@pytest.mark.parametrize("backend", ["eager", "numba"])
+def test_range_with_a_run_time_step(backend):
+    x = np.random.default_rng(1).standard_normal(50)
+    compiled = ac.compile(_strided, backend=backend)
+    for n in (40, 41, 90):
+        assert compiled(x, n) == pytest.approx(_strided(x, n), rel=1e-12, abs=1e-12)
+    for entry in compiled.entries:  # (n is guarded: a recompile for the second value)
+        assert not entry.is_eager
+        assert [r.target for r in _regions(entry.graph)][-1] == "while_loop"
