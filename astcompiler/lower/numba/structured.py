@@ -637,6 +637,9 @@ class _Emitter:
         if op is not None and op.kind == "pointwise" and op.ufunc is not None:
             if kwargs:
                 return self.ufunc_with_dtype(node)
+            if target == "power" and _complex_square(node):  # NumPy squares: z ** 2 is z * z
+                base = self.value(args[0], like)
+                return f"({base} * {base})"
             operands = ", ".join(self.weak_int(a, like, target) if _weak_int(a) else
                                  self.value(a, like if not _is_compare(target) else _dtype_of(args))
                                  for a in args)
@@ -930,6 +933,8 @@ class _Emitter:
             text = f"({args[1]} if {args[0]} else {args[2]})"
         elif node.target == "astype":
             text = args[0]
+        elif node.target == "power" and _complex_square(node):  # NumPy squares: z * z
+            text = f"({args[0]} * {args[0]})"
         else:
             text = f"np.{node.target}({', '.join(args)})"
         return f"np.{_dtype_name(like)}({text})"
@@ -1094,6 +1099,15 @@ def _axes_taken(item: Any) -> int:
             and item.meta.dtype.kind == "b":
         return item.meta.ndim
     return 1
+
+
+def _complex_square(node: Node) -> bool:
+    """``z ** 2`` of a complex array with a Python 2: NumPy's fast path multiplies (numba's
+    general complex power is slower and rounds differently)."""
+    base, exponent = node.args[0], node.args[1]
+    return isinstance(base, Node) and base.meta is not None and base.meta.ndim > 0 \
+        and np.dtype(base.meta.dtype).kind == "c" and type(exponent) in (int, float) \
+        and exponent == 2
 
 
 def _python_kind(value: Any) -> type | None:
