@@ -36,7 +36,6 @@ WRONG: dict[str, str] = {}
 NOT_LOWERED: dict[str, str] = {
     "conv2d_offsets": "host loop: no loop lowering for reshape whose view or copy could be observed",
     "conv2d_im2col": "split: np.lib.stride_tricks.sliding_window_view is not supported",
-    "fft_radix2": "split: np.arange with a bound computed in the loop (data-dependent shape)",
 }
 
 

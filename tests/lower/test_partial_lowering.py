@@ -16,6 +16,15 @@ from astcompiler.lower.numba import numba_backend
 from numba_helpers import GraphBuilder, assert_same
 
 
+@pytest.fixture(autouse=True)
+def _no_blas_in_loop_kernels(monkeypatch):
+    """These tests need an op that loop kernels cannot hold: ``np.linalg.solve`` is one when
+    numba has no SciPy LAPACK (with SciPy it lowers into the kernel, see
+    test_region_expressions.py)."""
+    from astcompiler.lower.numba import region_ops
+    monkeypatch.setattr(region_ops, "_SCIPY", False)
+
+
 def _same(got, want):
     """Values (within float rounding), dtypes and Python types, through tuples."""
     if isinstance(want, tuple):

@@ -646,3 +646,29 @@ def test_reductions_over_several_axes_of_3d_arrays(dtype):
         V = (RNG.standard_normal((n, 3, n + 2)) * 9).astype(dtype)
         return (V, n + 60)
     check_kernel(cube_reductions, *sizes(make, 4, 6))
+
+
+def test_vector_norm_in_a_loop_is_numpys():
+    pytest.importorskip("scipy")
+
+    def power_iteration(A, v0, iters):
+        v = v0 / np.linalg.norm(v0)
+        lam = 0.0
+        for _ in range(iters):
+            w = A @ v
+            lam = v @ w
+            v = w / np.linalg.norm(w)
+        return lam, v
+
+    compiled = ac.compile(power_iteration, backend="numba")
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((6, 6))
+    A = A + A.T
+    for iters in (80, 90):
+        v = rng.standard_normal(6)
+        got, want = compiled(A, v, iters), power_iteration(A, v, iters)
+        for g, w in zip(got, want):
+            assert type(g) is type(w)
+            np.testing.assert_allclose(g, w, rtol=1e-9)
+    code = compiled.entries[-1].output_code
+    assert "structured numba function" in code and "_ac_norm2(" in code

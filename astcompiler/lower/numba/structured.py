@@ -548,6 +548,8 @@ class _Emitter:
             return self.contraction(node)
         if target in ("linalg_solve", "linalg_inv"):
             return self.linalg(node)
+        if target == "linalg_norm":
+            return self.norm(node)
         if target == "outer":
             return self.outer(node)
         if target == "clip" and not kwargs:  # NumPy's clip: max with the low bound, then min
@@ -756,6 +758,18 @@ class _Emitter:
             for a in node.args)
         call = f"np.linalg.{target[len('linalg_'):]}({operands})"
         return f"np.ascontiguousarray({call})" if node.meta.ndim == 2 else call  # LAPACK: F order
+
+    def norm(self, node: Node) -> str:
+        """``np.linalg.norm(x)`` (2-norm of the flattened array) as NumPy computes it:
+        ``sqrt(dot(x, x))`` with BLAS (SciPy) for float32/float64 arrays."""
+        (x,), kwargs = node.args, node.kwargs
+        dtype = _dtype_of((x,))
+        if not scipy_blas() or kwargs.get("ord") is not None or kwargs.get("axis") is not None \
+                or kwargs.get("keepdims") or dtype is None or dtype.kind != "f" \
+                or dtype.itemsize < 4 or not isinstance(x, Node) or not x.meta.ndim:
+            raise NotLowerable("linalg_norm with ord/axis/keepdims, of ints or without BLAS")
+        self.helpers.add(_NORM2)
+        return f"_ac_norm2({self.value(x)})"
 
     def reduction(self, node: Node, op: Any) -> str:
         """``np.sum`` & co. over the whole array as numba spells them; with ``axis``,
@@ -1099,6 +1113,15 @@ def _axes_taken(item: Any) -> int:
             and item.meta.dtype.kind == "b":
         return item.meta.ndim
     return 1
+
+
+_NORM2 = '''
+@numba.njit(cache=True)
+def _ac_norm2(x):
+    # NumPy's norm(x): sqrt(dot(x, x)) of the flattened array
+    v = np.ascontiguousarray(x).ravel()
+    return np.sqrt(np.dot(v, v))
+'''
 
 
 def _complex_square(node: Node) -> bool:
