@@ -13,7 +13,7 @@ from . import exc, pytree, testing
 from . import nn
 from .capture.state import HANDLERS, is_compiling
 from .config import config
-from .capture.dynamic import MARKERS, DimMarker
+from .capture.sizes.dynamic import MARKERS, DimMarker
 from .exc import ForbiddenInCompiledCode, GraphBreak
 from .lower import check_backend, list_backends, register_backend
 from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show

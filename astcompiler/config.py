@@ -100,7 +100,7 @@ class _Settings:
     force_nn_module_property_static_shapes: bool = True
     cache_dir: str = field(default_factory=_default_cache_dir)
     unroll_limit: int = 64
-    unroll_node_budget: int = 256  # weight: 1 a node, 8 one making a >= 2-D array (capture/runtime.py)
+    unroll_node_budget: int = 256  # weight: 1 a node, 8 one making a >= 2-D array (capture/runtime/api.py)
     static_loop_limit: int = 100_000  # Python iterations of one loop at capture, then a break
     inline_depth_limit: int = 16
     parallel_threshold: int = 1 << 16

@@ -20,9 +20,9 @@ from .guard_facts import GuardSet
 from .lifting import GuardedDict, GuardedList, GuardedSet, LocalObject, ObjectProxy, SideEffect, lift
 from .objects import object_state
 from .proxy import ArrayProxy
-from .runtime import Runtime, Undefined, signature_of
+from .runtime.api import Runtime, Undefined, signature_of
 from .sources import Source, local_source
-from .symbolic import SymBool, SymInt
+from .sizes.symbolic import SymBool, SymInt
 from .tracer import Tracer, compiling_scope
 
 # How the return value is rebuilt: ("out", i) | ("const", v) | ("tuple"|"list", [..]) |

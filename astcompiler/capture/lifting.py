@@ -93,7 +93,7 @@ def _recording(base: type, method: str):
         return original(self, *args, **kwargs)  # the capture's copy changes too: later reads agree
 
     mutate.__name__ = method
-    mutate.__ac_traced_method__ = True  # the capture calls it as is (see capture/calls.py)
+    mutate.__ac_traced_method__ = True  # the capture calls it as is (see capture/runtime/calls.py)
     return mutate
 
 
@@ -708,7 +708,7 @@ def _lift_array(tracer: "Tracer", value: np.ndarray, source: Source) -> Any:
 def _lift_dynamic_int(tracer: "Tracer", value: int, source: Source, marker: Any) -> Any:
     """An int argument that changed between calls: a symbol with the value as its hint. It may
     be any integer (no lower bound, no sign): every decision on it is a guard."""
-    from .symbolic import SymInt
+    from .sizes.symbolic import SymInt
     tracer.guards.add("type", source, int)
     symbol = tracer.shape_env.create_symbol(value, source.name, source.expr, min=None,
                                             marker=marker.kind)

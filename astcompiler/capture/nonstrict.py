@@ -19,11 +19,11 @@ from ..graph import NonstrictCallInfo
 from ..pytree import DEFAULT as PYTREES, TreeSpec
 from ..source.origins import current_origin
 from .proxy import ArrayProxy
-from .symbolic import SymInt
+from .sizes.symbolic import SymInt
 from .tracer import meta_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .runtime import Runtime
+    from .runtime.api import Runtime
 
 _PRIMITIVES = (bool, int, float, complex, str, type(None))
 

@@ -77,7 +77,7 @@ def _is_generated_dataclass_method(cls: type, method: Any) -> bool:
 
 def _traced(value: Any) -> bool:
     """Contains a traced value (an array proxy or a symbolic size)."""
-    from .symbolic import SymBool, SymInt
+    from .sizes.symbolic import SymBool, SymInt
     if isinstance(value, (ArrayProxy, SymInt, SymBool)):
         return True
     if isinstance(value, (tuple, list)):
@@ -113,7 +113,7 @@ def _pin_identity(proxy: "ObjectProxy") -> None:
 def _specialized(value: Any, what: str) -> Any:
     """``value`` with symbolic sizes specialized to their hints (guarded); array data cannot be
     made concrete: a graph break."""
-    from .symbolic import SymBool, SymInt
+    from .sizes.symbolic import SymBool, SymInt
     if isinstance(value, SymInt):
         return int(value)
     if isinstance(value, SymBool):
@@ -392,7 +392,7 @@ def _dataclass_init(runtime: Any, instance: "ObjectProxy", cls: type, args: tupl
                     kwargs: dict) -> None:
     """What the generated ``__init__`` does: bind the arguments like its signature, call
     ``default_factory`` for missing ones, set every field, then call ``__post_init__``."""
-    from .runtime import signature_of
+    from .runtime.api import signature_of
     value = concrete(instance)
     bound = signature_of(cls.__init__).bind(instance, *args, **kwargs)
     bound.apply_defaults()

@@ -20,7 +20,7 @@ from ..ops import REGISTRY, OpDef
 from ..source.origins import current_origin
 from .guard_facts import GuardSet
 from .proxy import ArrayProxy
-from .shape_env import ShapeEnv
+from .sizes.shape_env import ShapeEnv
 from .state import compiling_scope, is_compiling  # noqa: F401 (re-exported)
 from .sources import Source
 
@@ -178,7 +178,7 @@ class Tracer:
         """A size expression as a graph value (a Python int computed at run time)."""
         import sympy
 
-        from .sym_values import build_sym_value
+        from .sizes.sym_values import build_sym_value
         expr = sympy.sympify(expr)
         if expr.is_Integer:
             return int(expr)
@@ -189,7 +189,7 @@ class Tracer:
 
     def sym_shape(self, shape: tuple) -> tuple:
         """A meta shape as user-visible sizes: ints, or SymInts for symbolic dims."""
-        from .symbolic import SymInt
+        from .sizes.symbolic import SymInt
         return tuple(d if isinstance(d, (int, np.integer)) else SymInt(self, d) for d in shape)
 
     # ----- inputs --------------------------------------------------------------------------------
@@ -474,7 +474,7 @@ class Tracer:
             return meta
         shape = None
         if not data_dependent:
-            from .shape_rules import symbolic_shape
+            from .sizes.shape_rules import symbolic_shape
             shape = symbolic_shape(self, op, node_args, node_kwargs)
             if shape is not None and not self._agrees(shape, meta.shape):
                 shape = None
@@ -496,7 +496,7 @@ class Tracer:
 
     def _materialize_sizes(self, value: Any) -> Any:
         """SymInts left in an op's arguments become graph values (sizes read at run time)."""
-        from .symbolic import SymInt
+        from .sizes.symbolic import SymInt
         if isinstance(value, SymInt):
             return self.sym_value(value.expr)
         if isinstance(value, tuple):

@@ -71,7 +71,7 @@ def is_python_number(value: Any) -> bool:
 # int(x), float(x), complex(x[, y]), bool(x) of a number in the graph (a traced NumPy scalar or
 # Python number): a Python number, exactly what the builtin returns (int() truncates toward zero
 # and raises ValueError for NaN, OverflowError for infinities; complex(a, b) puts the two reals
-# side by side, with no arithmetic). The capture makes these nodes (capture/conversions.py).
+# side by side, with no arithmetic). The capture makes these nodes (capture/runtime/conversions.py).
 register("py_int", int, kind="extern",
          doc="Python's int(x) of a real number: truncated toward zero, an int of any size")
 register("py_float", float, kind="extern", doc="Python's float(x) of a real number")

@@ -15,7 +15,7 @@ the function binds are provably not read after it:
 * the function never calls ``locals``/``vars``/``eval``/``exec``/``dir`` (they read every name).
 
 Anything else counts as live: after such a loop the capture lets the value only be stored into
-an array (``capture/regions.py``), and any other use of it is a graph break.
+an array (``capture/runtime/regions.py``), and any other use of it is a graph break.
 """
 
 from __future__ import annotations

@@ -190,7 +190,7 @@ class CompiledFunction:
             return cached[1]
         from ..guards import build_guard
         from ..capture.guard_facts import GuardSet
-        from ..capture.runtime import signature_of
+        from ..capture.runtime.api import signature_of
         keys = [{(f.kind, f.source.expr, repr(f.value)) for f in e.guard.facts} for e in self._entries]
         common = set.intersection(*keys) if keys else set()
         checks = []
@@ -207,7 +207,7 @@ class CompiledFunction:
         return checks
 
     def _miss(self, args: tuple, kwargs: dict, backend: Any = None) -> Any:
-        from ..capture.runtime import signature_of
+        from ..capture.runtime.api import signature_of
         try:
             signature_of(self._orig_fn).bind(*args, **kwargs)
         except TypeError:
@@ -257,7 +257,7 @@ class CompiledFunction:
             for source, dims in pgo.load(self._orig_fn).items():
                 self._automatic.setdefault(source, set()).update(dims)
         chosen = lookup_backend(backend) if backend is not None else self._backend
-        from ..capture.dynamic import DynamicPolicy
+        from ..capture.sizes.dynamic import DynamicPolicy
         policy = DynamicPolicy.from_config(config, self.dynamic, self._automatic)
         entry = build_entry(self._orig_fn, args, kwargs, chosen, fullgraph=self.fullgraph,
                             title=self.title, policy=policy, make_piece=_compiled_piece)
@@ -280,7 +280,7 @@ class CompiledFunction:
 
 def _input_sizes(fn: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
     """Source name -> shape (arrays) or value (ints) of the arguments, for eager_then_compile."""
-    from ..capture.runtime import signature_of
+    from ..capture.runtime.api import signature_of
     bound = signature_of(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     sizes: dict[str, Any] = {}

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..capture.capture import capture_function
 from ..capture.guard_facts import GuardSet
-from ..capture.runtime import signature_of
+from ..capture.runtime.api import signature_of
 from ..config import config, usable_cache_dir
 from ..exc import AstCompilerError, ForbiddenInCompiledCode, Unsupported
 from ..graph import Graph

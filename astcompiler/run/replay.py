@@ -8,7 +8,7 @@ from typing import Any, Callable
 from ..capture.capture import Capture, has_side_effects
 from ..capture.nonstrict import CaptureCall
 from ..capture.objects import new_object
-from ..capture.runtime import signature_of
+from ..capture.runtime.api import signature_of
 from ..graph import Graph
 from ..guards import GuardFunction, copy_defaults
 from ..guards.codegen import literal_code

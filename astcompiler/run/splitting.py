@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 import libcst as cst
 
-from ..capture.runtime import is_unbound
+from ..capture.runtime.api import is_unbound
 from ..capture.state import HANDLERS
 from ..rewrite.calls import ExplicitSuper
 from ..rewrite.structured import bound_names, in_own_scope
@@ -151,7 +151,7 @@ def _live_return(names: Sequence[str]) -> cst.SimpleStatementLine:
 
 def read_live(*thunks: Callable[[], Any]) -> tuple:
     """Values of the live variables; an unbound one becomes an ``Undefined`` marker."""
-    from ..capture.runtime import read_state
+    from ..capture.runtime.api import read_state
     return read_state(*thunks)
 
 
@@ -373,7 +373,7 @@ def split_runner(plan: SplitPlan, prefix: Callable | None, resume: Callable | No
             if done:
                 return live
         else:
-            from ..capture.runtime import signature_of
+            from ..capture.runtime.api import signature_of
             bound = signature_of(original).bind(*args, **kwargs)
             bound.apply_defaults()
             live = tuple(bound.arguments[n] for n in plan.live_in)

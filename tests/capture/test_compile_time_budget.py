@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.capture.runtime import unrolled_size
+from astcompiler.capture.runtime.api import unrolled_size
 from astcompiler.lower.numba.bounds import INDEX_HELPERS
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.capture.dynamic import MARKERS, source_matches
+from astcompiler.capture.sizes.dynamic import MARKERS, source_matches
 from astcompiler.testing import CompileCounter
 
 

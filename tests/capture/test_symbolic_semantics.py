@@ -14,7 +14,7 @@ import pytest
 import sympy
 
 import astcompiler as ac
-from astcompiler.capture.shape_env import ShapeEnv
+from astcompiler.capture.sizes.shape_env import ShapeEnv
 from tests.helpers import BACKENDS
 
 FAST = ["eager", "aot_eager"]

@@ -14,7 +14,7 @@ one place:
   ``__index__``, bit operations, other ``int`` attributes) specializes it: a guard pins the
   expression to its hint, so a new value recompiles.
 
-``isinstance``/``type`` see ``int`` (``capture/calls.py``); NumPy functions see the value as a
+``isinstance``/``type`` see ``int`` (``capture/runtime/calls.py``); NumPy functions see the value as a
 Python int (``__array_ufunc__``).
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 import sympy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .tracer import Tracer
+    from ..tracer import Tracer
 
 # past this many operations an expression is specialized (guarded to its value), so that long
 # chains of arithmetic (a loop of ``s = (s * 3 + 1) % 1000``) stay cheap to build and to guard
@@ -105,7 +105,7 @@ class SymInt:
 
     def _runtime(self, other: Any, python: Callable, reflected: bool = False) -> Any:
         """A float/complex/NumPy operand: the result is a graph value computed at run time."""
-        from .proxy import ArrayProxy
+        from ..proxy import ArrayProxy
         if isinstance(other, (ArrayProxy, np.ndarray)) or not isinstance(
                 other, (float, complex, np.generic)):
             return NotImplemented

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..ops.python_scalars import PYTHON_CONVERSIONS
-from .proxy import ArrayProxy
-from .symbolic import SymInt
+from ...ops.python_scalars import PYTHON_CONVERSIONS
+from ..proxy import ArrayProxy
+from ..sizes.symbolic import SymInt
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .runtime import Runtime
+    from .api import Runtime
 
 # dtype kinds a conversion takes exactly and silently
 _CONVERTIBLE = {int: "biuf", float: "biuf", complex: "biufc", bool: "biufc"}

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from ..exc import GraphBreak
+from ...exc import GraphBreak
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .tracer import Tracer
+    from ..tracer import Tracer
 
 
 def _symbol_value(tracer: "Tracer", symbol: sympy.Symbol) -> Any:

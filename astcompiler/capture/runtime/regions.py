@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..exc import GraphBreak
-from ..graph import Graph, Node, RegionInfo, TensorMeta
-from ..source.origins import current_origin
-from .proxy import ArrayProxy
-from .tracer import Scope, python_meta
+from ...exc import GraphBreak
+from ...graph import Graph, Node, RegionInfo, TensorMeta
+from ...source.origins import current_origin
+from ..proxy import ArrayProxy
+from ..tracer import Scope, python_meta
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .runtime import Runtime
+    from .api import Runtime
 
 _PY = (bool, int, float, complex)
 MAX_PASSES = 4

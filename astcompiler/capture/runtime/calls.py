@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..exc import GraphBreak
-from ..ops import REGISTRY
-from ..ops.ufunc_methods import lookup_bound_method
-from . import objects
+from ...exc import GraphBreak
+from ...ops import REGISTRY
+from ...ops.ufunc_methods import lookup_bound_method
+from .. import objects
 from .conversions import CONVERSION_HANDLERS
-from .lifting import BoundMethod, GuardedDict, GuardedList, NamespaceProxy, ObjectProxy
-from .proxy import ArrayProxy
+from ..lifting import BoundMethod, GuardedDict, GuardedList, NamespaceProxy, ObjectProxy
+from ..proxy import ArrayProxy
 from .regions import SymRange
-from .state import HANDLERS
-from .tracer import contains_proxy
+from ..state import HANDLERS
+from ..tracer import contains_proxy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .runtime import Runtime
+    from .api import Runtime
 
 _IO_BUILTINS = {print: "print()", input: "input()", open: "open()", exec: "exec()",
                 eval: "eval()", compile: "compile()", globals: "globals()", locals: "locals()",
@@ -48,7 +48,7 @@ def _describe(fn: Any) -> str:
 
 
 def _isinstance(runtime: "Runtime", obj: Any, classinfo: Any) -> bool:
-    from .symbolic import is_symbolic, python_stand_in
+    from ..sizes.symbolic import is_symbolic, python_stand_in
     if is_symbolic(obj):  # a dynamic int (or a decision on one) is an int (a bool) to Python
         return isinstance(python_stand_in(obj), classinfo)
     if isinstance(obj, ArrayProxy):
@@ -62,7 +62,7 @@ def _isinstance(runtime: "Runtime", obj: Any, classinfo: Any) -> bool:
 def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
     if rest:
         raise GraphBreak("type() with three arguments (class creation)")
-    from .symbolic import is_symbolic, python_stand_in
+    from ..sizes.symbolic import is_symbolic, python_stand_in
     if is_symbolic(obj):
         return type(python_stand_in(obj))
     if isinstance(obj, ArrayProxy):
@@ -72,8 +72,8 @@ def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
         source = object.__getattribute__(obj, "_ac_source")
         if source is None:  # made inside the compiled code
             return type(obj._ac_value)
-        from .lifting import lift  # the class read from the object: its attributes guarded
-        from .sources import Source
+        from ..lifting import lift  # the class read from the object: its attributes guarded
+        from ..sources import Source
         return lift(runtime.tracer, type(obj._ac_value),
                     Source(f"type({source.name})", f"type({source.expr})"))
     return type(obj)
@@ -86,7 +86,7 @@ def _len(runtime: "Runtime", obj: Any) -> int:
 def _range(runtime: "Runtime", *args: Any) -> Any:
     """``range`` with traced bounds (or dynamic sizes) is a SymRange (a loop region), else a plain
     range."""
-    from .symbolic import SymInt
+    from ..sizes.symbolic import SymInt
     if any(isinstance(a, SymInt) for a in args):  # a dynamic size: read at run time
         args = tuple(runtime.tracer.sym_value(a.expr) if isinstance(a, SymInt) else a for a in args)
     if any(isinstance(a, ArrayProxy) for a in args):
@@ -147,7 +147,7 @@ def _hashable(value: Any) -> bool:
 
 
 def _numpy_scalar_type(runtime: "Runtime", kind: type, args: tuple, kwargs: dict) -> Any:
-    from .symbolic import SymInt
+    from ..sizes.symbolic import SymInt
     args = tuple(a.value() if isinstance(a, SymInt) else a for a in args)  # read at run time
     if len(args) == 1 and not kwargs and isinstance(args[0], ArrayProxy):
         value = runtime.tracer.call_op("astype", (args[0], np.dtype(kind)), {})
@@ -179,7 +179,7 @@ _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "re
 
 
 def _is_pytree_class(cls: type) -> bool:
-    from ..pytree import DEFAULT as pytrees
+    from ...pytree import DEFAULT as pytrees
     return cls in pytrees._nodes and cls not in (tuple, list, dict, type(None))
 
 
@@ -187,7 +187,7 @@ def _construct_pytree(runtime: "Runtime", cls: type, args: tuple, kwargs: dict) 
     """A registered pytree class (a container of arrays) is built like any user class (or as is,
     if it is not one); a registered constant must come from outside (it is compared by equality
     in guards)."""
-    from ..pytree import DEFAULT as pytrees
+    from ...pytree import DEFAULT as pytrees
     if pytrees._nodes[cls].constant:
         raise GraphBreak(f"constructing {cls.__qualname__} (registered with register_constant) "
                          "inside the compiled region; create it outside and pass it in")
@@ -200,7 +200,7 @@ def _call_object(runtime: "Runtime", fn: ObjectProxy, args: tuple, kwargs: dict)
     """A callable object read from outside. A compiled function is inlined (its original,
     guarded at ``<source>._ac_original``); a ``functools.partial`` calls its function with its
     stored arguments (each read from the partial, with guards); others call ``__call__``."""
-    from .lifting import lift
+    from ..lifting import lift
     value, source, tracer = fn._ac_value, fn._ac_source, runtime.tracer
     original = vars(value).get("_ac_original") if hasattr(value, "__dict__") else None
     if isinstance(original, types.FunctionType):
@@ -239,11 +239,11 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         return fn(*args, **kwargs)  # a container made inside the function: plain Python
     nonstrict = getattr(fn, "__ac_nonstrict__", None)
     if nonstrict is not None:
-        from .nonstrict import trace_nonstrict
+        from ..nonstrict import trace_nonstrict
         return trace_nonstrict(runtime, fn, nonstrict, args, kwargs)
     allowed = getattr(fn, "__ac_allow_in_graph__", None)
     if allowed is not None:
-        from .nonstrict import call_allowed
+        from ..nonstrict import call_allowed
         return call_allowed(runtime, allowed, args, kwargs)
     if _hashable(fn):
         op = REGISTRY.lookup_callable(fn)

@@ -18,20 +18,20 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import sympy
 
-from ..exc import GraphBreak
-from ..config import config
-from ..logs import get_logger
-from ..graph import TensorMeta
-from ..rewrite import is_generated, rewrite_function
-from ..source.origins import current_origin
+from ...exc import GraphBreak
+from ...config import config
+from ...logs import get_logger
+from ...graph import TensorMeta
+from ...rewrite import is_generated, rewrite_function
+from ...source.origins import current_origin
 from .calls import dispatch_call
-from .lifting import ObjectProxy, lift, lifted_source, real_object
-from .objects import identical
-from .proxy import ArrayProxy
+from ..lifting import ObjectProxy, lift, lifted_source, real_object
+from ..objects import identical
+from ..proxy import ArrayProxy
 from .regions import SymRange, choice_region, for_region, if_region, while_region
-from .sources import GLOBALS_VAR, Source, cell_source, global_source
-from .state import HANDLERS
-from .tracer import Tracer
+from ..sources import GLOBALS_VAR, Source, cell_source, global_source
+from ..state import HANDLERS
+from ..tracer import Tracer
 
 
 ROOT_VAR = "___fn"  # the compiled function itself, in guard and run code

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from ..exc import ConstraintViolationError, DataDependentError, GraphBreak
+from ...exc import ConstraintViolationError, DataDependentError, GraphBreak
 
 
 @dataclass

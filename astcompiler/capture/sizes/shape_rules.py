@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy
 
-from ..graph import Node
-from ..ops import OpDef
-from ..ops.sizes import broadcast, is_int, reduced
+from ...graph import Node
+from ...ops import OpDef
+from ...ops.sizes import broadcast, is_int, reduced
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .tracer import Tracer
+    from ..tracer import Tracer
 
 
 class CaptureRuleContext:
