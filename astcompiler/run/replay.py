@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from ..capture.capture import Capture, has_side_effects
 from ..capture.nonstrict import CaptureCall
 from ..capture.objects import new_object
 from ..capture.runtime.api import signature_of
-from ..graph import Graph
+from ..graph import Graph, Node
+from ..ops import REGISTRY
 from ..guards import GuardFunction, copy_defaults
 from ..guards.codegen import literal_code
 from ..logs import get_logger
@@ -159,6 +162,77 @@ def _repeatable(graph: Graph) -> bool:
     return True
 
 
+def written_inputs(graph: Graph) -> set[int] | None:
+    """Positions of the graph's inputs whose memory it may write (through views, regions and
+    their subgraphs; an over-approximation), or None when the graph runs user Python (a write
+    there cannot be traced)."""
+    roots = _aliased_inputs(graph)
+    written: set[int] = set()
+    for node in graph.nodes:
+        if node.op == "call" and node.target == "call_function":
+            return None
+        if node.op == "call" and has_side_effects(node) and node.args \
+                and isinstance(node.args[0], Node):
+            written |= roots.get(node.args[0], set())
+        if node.op == "region":
+            if node.target == "nonstrict_call":
+                return None
+            for sub in node.info.subgraphs.values():
+                inner = written_inputs(sub)
+                if inner is None:
+                    return None
+                if inner:  # a write to a value the region was handed: any of its array args
+                    for arg in node.args:
+                        if isinstance(arg, Node):
+                            written |= roots.get(arg, set())
+    return written
+
+
+def _aliased_inputs(graph: Graph) -> dict[Node, set[int]]:
+    """For each node, the inputs whose memory it may share (views, regions, ops that may return
+    an input); fresh arrays share none."""
+    roots: dict[Node, set[int]] = {}
+    for index, node in enumerate(graph.placeholders):
+        roots[node] = {index}
+    for node in graph.nodes:
+        if node in roots:
+            continue
+        op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+        shares = node.op == "region" or (node.op == "call" and node.target == "getitem") \
+            or (op is not None and (op.kind == "view" or op.returns_input is not None)) \
+            or (node.op == "call" and op is None)
+        found: set[int] = set()
+        if shares:
+            for arg in node.all_input_nodes():
+                found |= roots.get(arg, set())
+        roots[node] = found
+    return roots
+
+
+def _restoring_call(inputs: str, capture: Capture, written: set[int], original: Callable) -> str:
+    """The graph call for a graph that writes to its inputs and whose recorded effects must not
+    be lost if it raises: the written inputs are saved first; on an error they are restored and
+    the original function runs (its effects, its writes, its exception, in Python's order)."""
+    arrays = [capture.inputs[i][1].expr for i in sorted(written)]
+    listed = ", ".join(arrays) + ("," if len(arrays) == 1 else "")
+    return (f"        ___saved = ___snapshot(({listed}))\n"
+            f"        try:\n            ___out = ___compiled({inputs})\n"
+            f"        except Exception as ___error:  # undo the writes, then the original\n"
+            f"            ___restore(({listed}), ___saved)\n"
+            f"            ___note(___error)\n"
+            f"            return ___original({_forward_call(signature_of(original))})\n")
+
+
+def _snapshot(arrays: tuple) -> list:
+    return [a.copy() if isinstance(a, np.ndarray) else None for a in arrays]
+
+
+def _restore(arrays: tuple, saved: list) -> None:
+    for array, copy in zip(arrays, saved):
+        if copy is not None:
+            np.copyto(array, copy)
+
+
 def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, original: Callable,
               title: str, cache_dir: str) -> tuple[Callable, Callable, str, str]:
     """Generate the entry's run function (fetch inputs from their sources, call the compiled
@@ -186,6 +260,14 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
                 f"        except Exception as ___error:  # the original: its effects, its error\n"
                 f"            ___note(___error)\n"
                 f"            return ___original({_forward_call(signature_of(original))})\n")
+    elif capture.side_effects and (written := written_inputs(capture.graph)) is not None:
+        consts.update(___snapshot=_snapshot, ___restore=_restore)
+        unpack = "".join(f"    {name} = ___ns[{name!r}]\n" for name in consts)
+        call = _restoring_call(inputs, capture, written, original) if written else (
+            f"        try:\n            ___out = ___compiled({inputs})\n"
+            f"        except Exception as ___error:  # the original: its effects, its error\n"
+            f"            ___note(___error)\n"
+            f"            return ___original({_forward_call(signature_of(original))})\n")
     else:
         call = f"        ___out = ___compiled({inputs})\n"
     call = f"{fetch}{call}{replay}"
