@@ -18,8 +18,7 @@ from ..config import config, usable_cache_dir
 from ..exc import FailOnRecompileLimitHit, RecompileError
 from . import pgo
 from .sentinels import MISS
-from .stance import CURRENT_STANCE
-from .stance import DEFAULT, Stance, current_stance
+from .stance import CURRENT_STANCE, DEFAULT, Stance, current_stance
 from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
 from .entry import CacheEntry, build_entry

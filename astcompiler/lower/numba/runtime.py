@@ -198,8 +198,6 @@ def fp_raised() -> bool:
     return any(flags & bit and modes[c] != "ignore" for bit, c in zip(_BITS, _CATEGORIES))
 
 
-
-
 _WORDS = {"invalid": "invalid value", "divide": "divide by zero", "over": "overflow",
           "under": "underflow"}
 

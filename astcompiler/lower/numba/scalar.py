@@ -150,7 +150,7 @@ def remainder_{dt}(a, b):
 ''',
     "remainder_uint": '''
 def remainder_{dt}(a, b):
-    """NumPy's unsigned remainder: x % 0 == 0 (divide-by-zero flag)."""
+    """NumPy's unsigned remainder and fmod (they agree): x % 0 == 0 (divide-by-zero flag)."""
     if b == 0:
         fp_divide_by_zero()
         return {T}(0)
@@ -169,14 +169,6 @@ def fmod_{dt}(a, b):
     if r != 0 and (r < 0) != (a < 0):
         r = {T}(r - b)
     return r
-''',
-    "fmod_uint": '''
-def fmod_{dt}(a, b):
-    """NumPy's unsigned fmod: x % 0 == 0 (divide-by-zero flag)."""
-    if b == 0:
-        fp_divide_by_zero()
-        return {T}(0)
-    return {T}(a % b)
 ''',
     "floordiv_float": '''
 def floordiv_{dt}(a, b):
@@ -242,6 +234,8 @@ def power_{dt}(a, b):
     return {T}(result)
 ''',
 }
+# unsigned operands: fmod and remainder agree (both signs are +)
+_HELPERS["fmod_uint"] = _HELPERS["remainder_uint"].replace("def remainder_", "def fmod_")
 
 
 def helper_source(key: str) -> str:
