@@ -2,7 +2,9 @@
 #
 #   make demo    create .venv if missing, install the package (editable, with tests), run the quickstart
 #   make test    same set-up, then run the test suite (extra pytest arguments: make test ARGS='-k cli')
-#   make bench   same set-up plus numexpr, then run the benchmarks (make bench ARGS='--quick')
+#   make bench   same set-up plus numexpr and matplotlib, then run the benchmarks, with the peers
+#                (jax.jit, torch.compile) when `make peers` installed them (make bench ARGS='--quick')
+#   make peers   install the peers into a side venv, $(PEERS_ENV) (benchmarks/peers/setup.sh)
 #
 # An existing .venv is never deleted; the install step re-runs only when pyproject.toml changes
 # (or the venv is new), so repeated calls are cheap.
@@ -12,17 +14,19 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check --no-input -q
 ARGS   ?=
+PEERS_ENV ?= $(HOME)/.cache/astcompiler-peers
 
 TEST_STAMP  := $(VENV)/.astcompiler-test.stamp
 BENCH_STAMP := $(VENV)/.astcompiler-bench.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test bench install
+.PHONY: help demo test bench peers install
 
 help:
 	@echo "make demo    set up .venv and run examples/quickstart.py"
 	@echo "make test    set up .venv and run the tests (ARGS='...' goes to pytest)"
 	@echo "make bench   set up .venv with numexpr and run benchmarks/run.py (ARGS='--quick')"
+	@echo "make peers   install jax and torch into a side venv (PEERS_ENV=$(PEERS_ENV))"
 
 # The virtual environment: created once, only when its interpreter is missing.
 $(PY):
@@ -46,4 +50,9 @@ test: $(TEST_STAMP)
 	$(PY) -m pytest -q -x -p no:cacheprovider $(ARGS)
 
 bench: $(BENCH_STAMP)
-	$(PY) benchmarks/run.py $(ARGS)
+	ASTCOMPILER_PEERS_ENV=$(PEERS_ENV) $(PY) benchmarks/run.py $(ARGS)
+
+# The peers live in their own venv (never in .venv: they would replace its NumPy); the project's
+# python must be the same minor version, so the side venv is built with the same interpreter.
+peers: | $(PY)
+	ASTCOMPILER_PEERS_ENV=$(PEERS_ENV) PYTHON=$(PYTHON) bash benchmarks/peers/setup.sh

@@ -104,8 +104,16 @@ class _Settings:
     static_loop_limit: int = 100_000  # Python iterations of one loop at capture, then a break
     inline_depth_limit: int = 16
     parallel_threshold: int = 1 << 16
+    blas_parallel_threshold: int = 1 << 22  # the same in a graph that calls BLAS/LAPACK
     numba_cache: bool = True
+    # warm start: entries written after their first run and loaded by new processes
+    # (run/persist.py); ASTCOMPILER_PERSISTENT_CACHE=0 turns it off
+    persistent_cache: bool = field(
+        default_factory=lambda: os.environ.get("ASTCOMPILER_PERSISTENT_CACHE", "1") != "0")
     pgo: bool = False
+    # fused kernels compute exp, log, sin, tanh... with lower/numba/vecmath (vectorizable, within
+    # 2 ulp, NumPy's special values and flags) instead of libm; set before compiling
+    vector_math: bool = True
     verbose: bool = False
 
 

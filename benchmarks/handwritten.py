@@ -101,6 +101,45 @@ def mlp(x, w1, b1, w2, b2):
     return out
 
 
+@njit(parallel=True, cache=True)
+def jacobi(u):
+    """One Jacobi step on a 2-d grid: the boundary copied, the interior the mean of 4 neighbours."""
+    rows, cols = u.shape
+    out = np.empty_like(u)
+    out[0, :] = u[0, :]
+    out[rows - 1, :] = u[rows - 1, :]
+    for i in prange(1, rows - 1):
+        out[i, 0] = u[i, 0]
+        for j in range(1, cols - 1):
+            out[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+        out[i, cols - 1] = u[i, cols - 1]
+    return out
+
+
+@njit(parallel=True, cache=True)
+def row_stats(x):
+    """Per row: mean, variance (two passes, float64 accumulation) and the first argmax."""
+    rows, cols = x.shape
+    mean = np.empty(rows, dtype=x.dtype)
+    var = np.empty(rows, dtype=x.dtype)
+    arg = np.empty(rows, dtype=np.int64)
+    for i in prange(rows):
+        total = 0.0
+        best, best_j = x[i, 0], 0
+        for j in range(cols):
+            v = x[i, j]
+            total += v
+            if v > best:
+                best, best_j = v, j
+        m = total / cols
+        sq = 0.0
+        for j in range(cols):
+            d = x[i, j] - m
+            sq += d * d
+        mean[i], var[i], arg[i] = m, sq / cols, best_j
+    return mean, var, arg
+
+
 @njit(cache=True)
 def tiny(x, y):
     """``x * y + 1.0`` on a few elements: serial, to measure call overhead."""

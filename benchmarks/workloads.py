@@ -1,17 +1,17 @@
 """The benchmark workloads: each one a plain NumPy function, its inputs, and its baselines.
 
 The plain NumPy function is at the same time the NumPy-eager column and the input that
-``astcompiler.compile`` gets, unchanged.
+``astcompiler.compile`` gets, unchanged. Importing this module does not import numba: the
+hand-written kernels (``handwritten.py``) are looked up by name when the runner asks for them, so
+the peer worker (``peers/worker.py``) can use the same functions and inputs without numba's threads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 import numpy as np
-
-import handwritten
 
 
 # -- the NumPy functions ------------------------------------------------------------------------
@@ -41,6 +41,16 @@ def layernorm(x, weight, bias):
 def mlp(x, w1, b1, w2, b2):
     h = np.maximum(x @ w1 + b1, 0.0)
     return h @ w2 + b2
+
+
+def jacobi(u):
+    out = u.copy()
+    out[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return out
+
+
+def row_stats(x):
+    return x.mean(axis=1), x.var(axis=1), x.argmax(axis=1)
 
 
 def tiny(x, y):
@@ -83,8 +93,13 @@ def mlp_inputs(rng, quick):
             _uniform(rng, (256, 10), np.float32, -scale2, scale2), _uniform(rng, 10, np.float32))
 
 
+def jacobi_inputs(rng, quick):
+    n = 256 if quick else 2048
+    return (_uniform(rng, (n, n), np.float64),)
+
+
 def tiny_inputs(rng, quick):
-    return _uniform(rng, 3, np.float64), _uniform(rng, 3, np.float64)
+    return _uniform(rng, 8, np.float64), _uniform(rng, 8, np.float64)
 
 
 # -- the table of workloads -----------------------------------------------------------------------
@@ -97,20 +112,32 @@ class Workload:
     name: str
     fn: Callable  # plain NumPy: the eager baseline and astcompiler's input
     make_inputs: Callable[[np.random.Generator, bool], tuple]
-    handwritten: Callable
+    handwritten: Union[str, Callable]  # a function of handwritten.py by name, or the callable
     numexpr: Optional[str] = None  # the same computation as a numexpr expression
     unit: str = "ms"  # how its times are printed: "ms" or "us"
+    title: str = ""  # what the issue's table calls it ("axpy chain"); defaults to the name
+
+    def hand(self) -> Callable:
+        """The hand-written numba baseline (imports numba on first use)."""
+        if isinstance(self.handwritten, str):
+            import handwritten
+
+            return getattr(handwritten, self.handwritten)
+        return self.handwritten
 
 
 WORKLOADS: list[Workload] = [
-    Workload("pointwise", pointwise, pointwise_inputs, handwritten.pointwise,
-             numexpr="2.0*x + 3.0*y - 0.5*z + x*y"),
-    Workload("transcendental", transcendental, transcendental_inputs, handwritten.transcendental,
-             numexpr="exp(sin(x)) * sqrt(abs(y))"),
-    Workload("softmax", softmax, rows_inputs, handwritten.softmax),
-    Workload("layernorm", layernorm, layernorm_inputs, handwritten.layernorm),
-    Workload("mlp", mlp, mlp_inputs, handwritten.mlp),
-    Workload("tiny", tiny, tiny_inputs, handwritten.tiny, numexpr="x * y + 1.0", unit="us"),
+    Workload("pointwise", pointwise, pointwise_inputs, "pointwise",
+             numexpr="2.0*x + 3.0*y - 0.5*z + x*y", title="axpy chain"),
+    Workload("transcendental", transcendental, transcendental_inputs, "transcendental",
+             numexpr="exp(sin(x)) * sqrt(abs(y))", title="exp/sin/sqrt"),
+    Workload("softmax", softmax, rows_inputs, "softmax"),
+    Workload("layernorm", layernorm, layernorm_inputs, "layernorm"),
+    Workload("mlp", mlp, mlp_inputs, "mlp", title="MLP (BLAS)"),
+    Workload("jacobi", jacobi, jacobi_inputs, "jacobi", title="Jacobi step"),
+    Workload("row_stats", row_stats, rows_inputs, "row_stats", title="row mean/var/argmax"),
+    Workload("tiny", tiny, tiny_inputs, "tiny", numexpr="x * y + 1.0", unit="us",
+             title="dispatch, 8 elements"),
 ]
 
 def _loop_workloads() -> list[Workload]:
@@ -120,6 +147,7 @@ def _loop_workloads() -> list[Workload]:
 
 WORKLOADS += _loop_workloads()
 NAMES = [w.name for w in WORKLOADS]
+
 
 
 def describe_inputs(args: tuple) -> str:

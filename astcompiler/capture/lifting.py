@@ -241,8 +241,9 @@ class ObjectProxy:
         obj, source = self._ac_value, self._ac_source
         registry = _module_registry(obj, name)
         if registry is not None:  # a module's parameter, buffer or submodule
-            return lift(self._ac_tracer, getattr(obj, registry)[name],
-                        source.attr(registry).item(name))
+            members = getattr(obj, registry)  # (its type: the module-tree guard's registries)
+            self._ac_tracer.guards.add("type", source.attr(registry), type(members))
+            return lift(self._ac_tracer, members[name], source.attr(registry).item(name))
         if isinstance(obj, enum.Enum) and name in ("name", "value", "_name_", "_value_"):
             return lift(self._ac_tracer, getattr(obj, name), source.attr(name))  # fixed
         getter = user_getter(self._ac_tracer, obj, source, name)
@@ -606,8 +607,8 @@ def _lift_value(tracer: "Tracer", value: Any, source: Source) -> Any:
             lifted = GuardedList(lift(tracer, item, source.item(i)) for i, item in enumerate(value))
         lifted._ac_tracer, lifted._ac_source, lifted._ac_pending = tracer, source, pending
         return lifted
-    if kind is OrderedDict:  # read like a dict (insertion order is dict order)
-        kind = dict
+    if kind is OrderedDict or getattr(kind, "__ac_dict__", False) is True:
+        kind = dict  # read like a dict (insertion order is dict order; a module's registries)
     if kind is dict and _is_hook_dict(source):
         lifted_hooks = _lift_hook_dict(tracer, value, source)
         if lifted_hooks is not None:

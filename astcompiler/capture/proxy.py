@@ -244,4 +244,26 @@ for _dunder, _ufunc in BINARY_OPERATORS.items():
         setattr(ArrayProxy, f"__i{_dunder}__", _inp)
 for _dunder, _ufunc in UNARY_OPERATORS.items():
     setattr(ArrayProxy, f"__{_dunder}__", _unary(_ufunc))
+
+# ``array ** k``: NumPy's operator computes a Python int k of 2 or -1 and a Python float 0.5 on a
+# float or complex array as these ufuncs (not np.power: complex results differ in the last bit)
+_FAST_POWERS = {(int, 2): "square", (int, -1): "reciprocal", (float, 0.5): "sqrt"}
+
+
+def _power_operator(self: ArrayProxy, other: Any, inplace: bool) -> Any:
+    """``self ** other`` (``**=`` when ``inplace``) with NumPy's operator fast paths."""
+    array = isinstance(self.example, np.ndarray) and np.dtype(self.dtype).kind in "fc"
+    fast = _FAST_POWERS.get((type(other), other)) if type(other) in (int, float) else None
+    if array and fast is None and np.dtype(self.dtype).kind == "c" and isinstance(
+            other, ArrayProxy) and other.node.meta is not None and other.node.meta.pytype:
+        raise GraphBreak("complex_array ** k with a dynamic Python number k: NumPy computes "
+                         "k = 2, -1, 0.5 with other ufuncs than np.power")
+    if not array or fast is None:
+        return self._inplace("power", other) if inplace else self.tracer.call_op(
+            "power", (self, other), {}, python=True)
+    return self.tracer.call_op(fast, (self,), {"out": self} if inplace else {})
+
+
+ArrayProxy.__pow__ = lambda self, other: _power_operator(self, other, False)
+ArrayProxy.__ipow__ = lambda self, other: _power_operator(self, other, True)
 ArrayProxy.__hash__ = object.__hash__  # defining __eq__ removed it

@@ -30,6 +30,9 @@ class CompiledGraph:
     # only repeats, op by op, what the user's function does, and the caller may run that
     # function itself instead (as fast, and exact by construction)
     prefer_original: str | None = None
+    # how to build ``fn`` again in a new process from its generated files alone (no graph), for
+    # the persistent entry cache; None: it cannot be (``lower/numba/rebuild.py``)
+    rebuild: Any = None
 
     def __call__(self, *args: Any) -> tuple:
         return self.fn(*args)

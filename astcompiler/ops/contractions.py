@@ -44,12 +44,14 @@ def _outer(a: Any, b: Any) -> np.ndarray:
     return np.outer(a, b)
 
 
-register("dot", _dot, kind="extern", shape_rule=_matmul_shape,
+register("dot", _dot, kind="extern", threaded=True, shape_rule=_matmul_shape,
          normalize=_pair_normalizer("dot", with_out=True),
          aliases=(np.dot,), methods=("dot",), doc="np.dot(a, b) / a.dot(b)")
-register("vdot", np.vdot, kind="extern", normalize=_pair_normalizer("vdot", with_out=False),
+register("vdot", np.vdot, kind="extern", threaded=True,
+         normalize=_pair_normalizer("vdot", with_out=False),
          aliases=(np.vdot,), doc="np.vdot(a, b): flattened, conjugating a; a NumPy scalar")
-register("inner", np.inner, kind="extern", normalize=_pair_normalizer("inner", with_out=False),
+register("inner", np.inner, kind="extern", threaded=True,
+         normalize=_pair_normalizer("inner", with_out=False),
          aliases=(np.inner,), doc="np.inner(a, b)")
 register("outer", _outer, kind="extern", normalize=_pair_normalizer("outer", with_out=True),
          aliases=(np.outer,), doc="np.outer(a, b): flattened inputs")
@@ -100,6 +102,7 @@ for _name in ("matmul", "vecdot", "matvec", "vecmat"):
     if isinstance(getattr(np, _name, None), np.ufunc):
         register(_name, _gufunc_impl(getattr(np, _name)), kind="extern",
                  shape_rule=_matmul_shape if _name == "matmul" else None,
+                 threaded=_name == "matmul",
                  normalize=_gufunc_normalizer(_name), aliases=_gufunc_aliases(_name),
                  doc=f"np.{_name}(x1, x2, dtype)" + (" and the @ operator"
                                                      if _name == "matmul" else ""))
@@ -125,7 +128,7 @@ def _tensordot(a: Any, b: Any, axes: Any) -> np.ndarray:
     return np.tensordot(a, b, axes)
 
 
-register("tensordot", _tensordot, kind="extern", normalize=_tensordot_normalize,
+register("tensordot", _tensordot, kind="extern", threaded=True, normalize=_tensordot_normalize,
          aliases=(np.tensordot,), doc="np.tensordot(a, b, axes): axes an int or two tuples")
 
 

@@ -11,7 +11,7 @@ def _scalar(value: Any) -> Any:
     return value
 
 
-register("scalar", _scalar, kind="creation",
+register("scalar", _scalar, kind="creation", literal=True,
          doc="a Python or NumPy scalar constant as a graph value (loop-carried state, flags)")
 
 

@@ -362,7 +362,7 @@ def _constant(value: Any) -> Any:
     return value.copy()
 
 
-register("constant", _constant, kind="creation", normalize=_constant_normalize,
+register("constant", _constant, kind="creation", normalize=_constant_normalize, literal=True,
          doc="an ndarray constant baked into the graph; a fresh copy on each run so "
              "mutations never leak between calls")
 

@@ -81,7 +81,7 @@ def _norm(x: Any, ord: Any = None, axis: tuple | None = None, keepdims: bool = F
     return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
-register("linalg_norm", _norm, kind="extern", normalize=_norm_normalize,
+register("linalg_norm", _norm, kind="extern", threaded=True, normalize=_norm_normalize,
          aliases=(np.linalg.norm,),
          doc="np.linalg.norm(x, ord, axis, keepdims): axis None or a tuple (1: vector, "
              "2: matrix norm)")
@@ -89,12 +89,12 @@ register("linalg_norm", _norm, kind="extern", normalize=_norm_normalize,
 # ---------------------------------------------------------------- square-matrix functions
 
 for _name in ("inv", "det", "eigvals"):
-    register(f"linalg_{_name}", getattr(np.linalg, _name), kind="extern",
+    register(f"linalg_{_name}", getattr(np.linalg, _name), kind="extern", threaded=True,
              normalize=_square_normalizer(), aliases=(getattr(np.linalg, _name),),
              doc=f"np.linalg.{_name}(a)")
 
 for _name in ("slogdet", "eig"):
-    register(f"linalg_{_name}", getattr(np.linalg, _name), kind="extern",
+    register(f"linalg_{_name}", getattr(np.linalg, _name), kind="extern", threaded=True,
              normalize=_square_normalizer(), aliases=(getattr(np.linalg, _name),),
              tuple_output=True, doc=f"TUPLE OUTPUT: np.linalg.{_name}(a)")
 
@@ -104,7 +104,7 @@ def _solve_normalize(a, b):
     return (freeze(a), freeze(b)), {}
 
 
-register("linalg_solve", np.linalg.solve, kind="extern", normalize=_solve_normalize,
+register("linalg_solve", np.linalg.solve, kind="extern", threaded=True, normalize=_solve_normalize,
          aliases=(np.linalg.solve,), doc="np.linalg.solve(a, b)")
 
 
@@ -117,7 +117,7 @@ def _cholesky(a: Any, upper: bool = False) -> np.ndarray:
     return np.linalg.cholesky(a, upper=upper)
 
 
-register("linalg_cholesky", _cholesky, kind="extern", normalize=_cholesky_normalize,
+register("linalg_cholesky", _cholesky, kind="extern", threaded=True, normalize=_cholesky_normalize,
          aliases=(np.linalg.cholesky,), doc="np.linalg.cholesky(a, upper)")
 
 
@@ -126,10 +126,11 @@ def _eigh_normalize(a, UPLO="L"):
     return (freeze(a), _uplo(UPLO)), {}
 
 
-register("linalg_eigh", np.linalg.eigh, kind="extern", normalize=_eigh_normalize,
+register("linalg_eigh", np.linalg.eigh, kind="extern", threaded=True, normalize=_eigh_normalize,
          aliases=(np.linalg.eigh,), tuple_output=True,
          doc="TUPLE OUTPUT: np.linalg.eigh(a, UPLO) -> (eigenvalues, eigenvectors)")
-register("linalg_eigvalsh", np.linalg.eigvalsh, kind="extern", normalize=_eigh_normalize,
+register("linalg_eigvalsh", np.linalg.eigvalsh, kind="extern", threaded=True,
+         normalize=_eigh_normalize,
          aliases=(np.linalg.eigvalsh,), doc="np.linalg.eigvalsh(a, UPLO): eigenvalues only")
 
 
@@ -140,9 +141,13 @@ def _matrix_power_normalize(a, n):
     return (freeze(a), int(n)), {}
 
 
-register("linalg_matrix_power", np.linalg.matrix_power, kind="extern",
+def _matrix_power_returns_input(args: tuple, kwargs: dict) -> bool:
+    return args[1] == 1  # NumPy returns ``a`` itself for n == 1
+
+
+register("linalg_matrix_power", np.linalg.matrix_power, kind="extern", threaded=True,
          normalize=_matrix_power_normalize, aliases=(np.linalg.matrix_power,),
-         doc="np.linalg.matrix_power(a, n)")
+         returns_input=_matrix_power_returns_input, doc="np.linalg.matrix_power(a, n)")
 
 # ---------------------------------------------------------------- factorizations, solvers
 
@@ -156,7 +161,7 @@ def _qr_normalize(a, mode="reduced"):
     return (freeze(a), mode), {}
 
 
-register("linalg_qr", np.linalg.qr, kind="extern", normalize=_qr_normalize,
+register("linalg_qr", np.linalg.qr, kind="extern", threaded=True, normalize=_qr_normalize,
          aliases=(np.linalg.qr,), tuple_output=True,
          doc="TUPLE OUTPUT (except mode='r'): np.linalg.qr(a, mode) -> (Q, R)")
 
@@ -170,7 +175,7 @@ def _lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     return np.linalg.lstsq(a, b, rcond=rcond)
 
 
-register("linalg_lstsq", _lstsq, kind="extern", normalize=_lstsq_normalize,
+register("linalg_lstsq", _lstsq, kind="extern", threaded=True, normalize=_lstsq_normalize,
          aliases=(np.linalg.lstsq,), tuple_output=True,
          doc="TUPLE OUTPUT: np.linalg.lstsq(a, b, rcond) -> (x, residuals, rank, s); "
              "rank is a Python int")
@@ -188,7 +193,8 @@ def _svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
                          hermitian=hermitian)
 
 
-register("linalg_svd", _svd, kind="extern", normalize=_svd_normalize, aliases=(np.linalg.svd,),
+register("linalg_svd", _svd, kind="extern", threaded=True,
+         normalize=_svd_normalize, aliases=(np.linalg.svd,),
          tuple_output=True,
          doc="TUPLE OUTPUT (unless compute_uv=False): np.linalg.svd -> (U, S, Vh)")
 
@@ -209,7 +215,7 @@ def _pinv(a: Any, **kwargs: Any) -> np.ndarray:
     return np.linalg.pinv(a, **kwargs)
 
 
-register("linalg_pinv", _pinv, kind="extern", normalize=_pinv_normalize,
+register("linalg_pinv", _pinv, kind="extern", threaded=True, normalize=_pinv_normalize,
          aliases=(np.linalg.pinv,), doc="np.linalg.pinv(a, [rcond], hermitian, [rtol])")
 
 
@@ -221,7 +227,8 @@ def _matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, rtol: Any = N
     return np.linalg.matrix_rank(A, tol=tol, hermitian=hermitian, rtol=rtol)
 
 
-register("linalg_matrix_rank", _matrix_rank, kind="extern", normalize=_matrix_rank_normalize,
+register("linalg_matrix_rank", _matrix_rank, kind="extern", threaded=True,
+         normalize=_matrix_rank_normalize,
          aliases=(np.linalg.matrix_rank,), doc="np.linalg.matrix_rank(A, tol, hermitian, rtol)")
 
 
@@ -233,7 +240,7 @@ def _multi_dot_normalize(arrays, *, out=None):
     return (arrays,), {}
 
 
-register("linalg_multi_dot", np.linalg.multi_dot, kind="extern",
+register("linalg_multi_dot", np.linalg.multi_dot, kind="extern", threaded=True,
          normalize=_multi_dot_normalize, aliases=(np.linalg.multi_dot,),
          doc="np.linalg.multi_dot(arrays): arrays is a tuple")
 
@@ -243,7 +250,7 @@ def _cond_normalize(x, p=None):
     return (freeze(x), p), {}
 
 
-register("linalg_cond", np.linalg.cond, kind="extern", normalize=_cond_normalize,
+register("linalg_cond", np.linalg.cond, kind="extern", threaded=True, normalize=_cond_normalize,
          aliases=(np.linalg.cond,), doc="np.linalg.cond(x, p)")
 
 __all__: list[str] = []

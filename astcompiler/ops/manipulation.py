@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import sympy
+from ..lazy import sympy  # imported at the first shape rule that needs it
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..exc import Unsupported
@@ -161,6 +161,51 @@ def _broadcast_to(array: Any, shape: tuple) -> np.ndarray:
 register("broadcast_to", _broadcast_to, kind="view", layout_free=True,
          normalize=_broadcast_to_normalize,
          aliases=(np.broadcast_to,), doc="a read-only broadcast view (as NumPy)")
+
+
+def _sliding_window_view_normalize(x, window_shape, axis=None, *, subok=False,
+                                   writeable=False):
+    if subok or writeable:
+        raise Unsupported("np.lib.stride_tricks.sliding_window_view with subok=True or "
+                          "writeable=True is not supported")
+    ndim = ndim_of(x)
+    window = as_shape(window_shape)
+    if axis is None:
+        axes = tuple(range(ndim))
+        if len(window) != ndim:
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all "
+                             f"dimensions of `x`; got {len(window)} window_shape elements "
+                             f"and `x.ndim` is {ndim}.")
+    else:  # the same axis may be windowed repeatedly
+        axes = tuple(int(a) for a in normalize_axis_tuple(axis, ndim, allow_duplicate=True))
+        if len(window) != len(axes):
+            raise ValueError(f"Must provide matching length window_shape and axis; got "
+                             f"{len(window)} window_shape elements and {len(axes)} axes "
+                             f"elements.")
+    return (freeze(x), window, axes), {}
+
+
+def _sliding_window_view(x: Any, window_shape: tuple, axis: tuple) -> np.ndarray:
+    return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)
+
+
+def _sliding_window_shape(ctx, args: tuple, kwargs: dict) -> tuple | None:
+    """``x.shape`` with each windowed axis shortened by its window less one, then the window."""
+    window = [ctx.value_expr(w) for w in args[1]]
+    if any(w is None for w in window):
+        return None
+    shape = [sympy.sympify(d) for d in ctx.shape_of(args[0])]
+    for axis, w in zip(args[2], window):
+        ctx.evaluate(sympy.Ge(shape[axis], w))  # NumPy's ValueError otherwise
+        shape[axis] = shape[axis] - w + 1
+    return tuple(as_size(d) for d in shape) + tuple(as_size(w) for w in window)
+
+
+register("sliding_window_view", _sliding_window_view, kind="view",
+         normalize=_sliding_window_view_normalize, shape_rule=_sliding_window_shape,
+         aliases=(np.lib.stride_tricks.sliding_window_view,),
+         doc="np.lib.stride_tricks.sliding_window_view(x, window_shape, axis): a read-only "
+             "view with overlapping windows (writes to it raise NumPy's ValueError)")
 
 
 def _broadcast_arrays_normalize(*args, subok=False):

@@ -190,7 +190,7 @@ def _copy_impl(a, order="K"):
     return np.array(a, copy=True, order=order)
 
 
-register("copy", _copy_impl, kind="pointwise", normalize=_copy_normalize,
+register("copy", _copy_impl, kind="pointwise", normalize=_copy_normalize, order_arg=True,
          aliases=(np.copy,), methods=("copy",), scalar="{0}", cheap=True, doc="a fresh copy")
 
 

@@ -16,7 +16,8 @@ Each ``OpDef`` says, in one place:
   and ``x.sum(axis=1)`` become the same node;
 * how user code reaches it: NumPy callables (``aliases``), ``ndarray`` methods, operators;
 * what the backends and capture need to know about it (``cheap``, ``layout_free``,
-  ``comparison``, ``no_identity``, ``python_int``, ``numpy_only``, ``data_dependent_shape``, ...):
+  ``comparison``, ``no_identity``, ``python_int``, ``numpy_only``, ``data_dependent_shape``,
+  ``subscript``, ``order_arg``, ``literal``, ...):
   fields of its ``OpDef``, never a set of op names kept elsewhere.
 
 Adding an op touches one file (the module of its family under ``ops/``).
@@ -115,6 +116,10 @@ class OpDef:
     tuple_output: bool = False  # returns a tuple of arrays
     python_scalar_output: bool = False  # returns a Python scalar (bool/int) for whole inputs
     attribute: str | None = None  # also reached as an ndarray attribute (``a.real``)
+    subscript: bool = False  # Python's subscript syntax: ``a[i]`` (a view op), ``a[i] = v`` (a store)
+    order_arg: bool = False  # takes NumPy's ``order=`` ("K", "C", "F", "A"): the result's layout
+    literal: bool = False  # its value is its first argument, a constant (``scalar``, ``constant``)
+    threaded: bool = False  # runs on its own thread pool (BLAS, LAPACK): kernels beside it stay serial
 
     @property
     def pure(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-import sympy
+from ..lazy import sympy  # imported at the first shape rule that needs it
 
 from ..graph import Node, map_nodes
 from ._args import as_dim, freeze, ndim_of, optional_axis, reject_out
@@ -68,6 +68,7 @@ def _masked(args: tuple, kwargs: dict) -> bool:
 
 
 register("getitem", _getitem, kind="view", layout_free=True, aliases=(operator.getitem,),
+         subscript=True,
          shape_rule=_getitem_shape, data_dependent_shape=_masked,
          doc="a[index]: basic indexing is a view, integer/boolean arrays make a copy")
 def _setitem_store(args: tuple, kwargs: dict) -> Store | None:
@@ -79,7 +80,8 @@ def _copy_store(args: tuple, kwargs: dict) -> Store | None:
 
 
 register("setitem", _setitem, kind="mutation", side_effects=True, aliases=(operator.setitem,),
-         store=_setitem_store, doc="a[index] = value (NumPy casting and overlap semantics)")
+         store=_setitem_store, subscript=True,
+         doc="a[index] = value (NumPy casting and overlap semantics)")
 register("copy_", _copy_into, kind="mutation", side_effects=True, store=_copy_store,
          doc="dst[...] = src with same_kind casting: in-place operators and out=")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
-import sympy
+from ..lazy import sympy  # imported at the first shape rule that needs it
 
 
 class RuleContext(Protocol):  # pragma: no cover - an interface

@@ -6,9 +6,12 @@ per-function lock (thread-safe), subject to ``config.recompile_limit``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import sys
 import threading
+import time
 import types
 import warnings
 import weakref
@@ -16,7 +19,7 @@ from typing import Any, Callable
 
 from ..config import config, usable_cache_dir
 from ..exc import FailOnRecompileLimitHit, RecompileError
-from . import pgo
+from . import persist, pgo
 from .sentinels import MISS
 from .stance import CURRENT_STANCE, DEFAULT, Stance, current_stance
 from ..logs import get_logger
@@ -31,7 +34,7 @@ def _location(fn: Callable) -> str:
     code = getattr(fn, "__code__", None)
     if code is None:
         return "?"
-    from ..source.loader import display_name, synthetic_source
+    from ..source.names import display_name, synthetic_source
     synthetic = synthetic_source(code)
     if synthetic is not None:  # a piece of a split function: where its statements are
         body = getattr(synthetic.node.body, "body", ())
@@ -206,7 +209,8 @@ class CompiledFunction:
         return checks
 
     def _miss(self, args: tuple, kwargs: dict, backend: Any = None) -> Any:
-        from ..capture.runtime.api import signature_of
+        start = time.perf_counter()
+        from ..capture.signatures import signature_of
         try:
             signature_of(self._orig_fn).bind(*args, **kwargs)
         except TypeError:
@@ -219,6 +223,10 @@ class CompiledFunction:
                 entry = self._compile_new(args, kwargs, backend)
                 if entry is None:
                     return self._orig_fn(*args, **kwargs)
+                _count_setup(entry, time.perf_counter() - start)
+                result = _first_run(entry, args, kwargs)
+                persist.after_run(entry)  # written to the persistent cache once it ran
+                return result
         return entry.run(*args, **kwargs)
 
     def _failures(self, args: tuple, kwargs: dict) -> list[str]:
@@ -258,8 +266,13 @@ class CompiledFunction:
         chosen = lookup_backend(backend) if backend is not None else self._backend
         from ..capture.sizes.dynamic import DynamicPolicy
         policy = DynamicPolicy.from_config(config, self.dynamic, self._automatic)
-        entry = build_entry(self._orig_fn, args, kwargs, chosen, fullgraph=self.fullgraph,
-                            title=self.title, policy=policy, make_piece=_compiled_piece)
+        entry = persist.build_or_load(  # a warm start: loaded, else built (and written later)
+            self._orig_fn, args, kwargs, lambda: build_entry(
+                self._orig_fn, args, kwargs, chosen, fullgraph=self.fullgraph, title=self.title,
+                policy=policy, make_piece=_compiled_piece),
+            backend=self._backend_spec if backend is None else backend, fullgraph=self.fullgraph,
+            dynamic=self.dynamic, options=self.options, policy=policy, title=self.title,
+            entries=self._entries)
         self._entries = self._entries + (entry,)
         if pgo_on and self._automatic:
             pgo.save(self._orig_fn, self._automatic)
@@ -302,6 +315,40 @@ def _changed(first: dict[str, Any], second: dict[str, Any]) -> dict[str, set[int
         elif isinstance(before, int) and isinstance(after, int) and before != after:
             changed[source] = {-1}
     return changed
+
+
+def _jit_listener() -> Any:
+    """A context measuring the seconds numba spends compiling (or loading from its cache)
+    while it is open: kernels compile at their first call (nothing when numba is not loaded)."""
+    if "numba" not in sys.modules:
+        return contextlib.nullcontext(None)
+    from numba.core import event
+    return event.install_listener("numba:compiler_lock", event.TimingListener())
+
+
+def _count_setup(entry: CacheEntry, built: float) -> None:
+    """``built``: the seconds from the miss to the new entry; what ``build_entry`` did not time
+    itself (importing the pipeline on the first compile of a process, the backend lookup) is the
+    phase ``setup``."""
+    setup = max(built - entry.compile_time, 0.0)
+    entry.phases["setup"] = entry.phases.get("setup", 0.0) + setup
+    entry.compile_time += setup
+    entry.first_call_time = built
+
+
+def _first_run(entry: CacheEntry, args: tuple, kwargs: dict) -> Any:
+    """The first call of a new entry: numba's JIT of its kernels is added to ``compile_time``
+    as the phase ``numba_jit``; ``first_call_time`` becomes the whole first call."""
+    start = time.perf_counter()
+    listener = None
+    try:
+        with _jit_listener() as listener:
+            return entry.run(*args, **kwargs)
+    finally:
+        jit = listener.duration if listener is not None and listener.done else 0.0
+        entry.phases["numba_jit"] = entry.phases.get("numba_jit", 0.0) + jit
+        entry.compile_time += jit
+        entry.first_call_time += time.perf_counter() - start
 
 
 def _safe_check(entry: CacheEntry, args: tuple, kwargs: dict) -> bool:

@@ -11,21 +11,17 @@ import time
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..capture.capture import capture_function
-from ..capture.guard_facts import GuardSet
-from ..capture.runtime.api import signature_of
 from ..config import config, usable_cache_dir
 from ..exc import AstCompilerError, ForbiddenInCompiledCode, Unsupported
-from ..graph import Graph
-from ..guards import GuardFunction, build_guard
 from ..logs import get_logger
-from ..lower import CompiledGraph
-from ..source import NoSourceError
-from .errors import attach_user_stack, format_break, is_user_error, raised_by_astcompiler
-from .replay import build_run, capture_calls, disarming_first_run
 from .sentinels import MISS
+
+if TYPE_CHECKING:  # the pipeline (capture, guards, lower: sympy, libcst) loads on the first compile
+    from ..capture.guard_facts import GuardSet
+    from ..graph import Graph
+    from ..guards import GuardFunction
 
 
 @dataclass
@@ -42,11 +38,18 @@ class CacheEntry:
     output_code: str = ""
     run_code: str = ""
     graph: Graph | None = None
-    compile_time: float = 0.0
+    compile_time: float = 0.0  # seconds: the phases below, numba's JIT of the first call included
+    # seconds per phase: capture, guards, lower, run_code, numba_jit (the first call's)
+    phases: dict[str, float] = field(default_factory=dict)
+    first_call_time: float = 0.0  # seconds of the first call: compiling, then running it
     break_reason: Unsupported | None = None
     files: list[str] = field(default_factory=list)
     pieces: list[Any] = field(default_factory=list)  # CompiledFunctions of a split (prefix, resume)
     split_code: str = ""
+    # the persistent entry cache (``run/persist.py``): where this entry was loaded from, and what
+    # writing it needs (the run code, the compiled graph) until it is written after its first run
+    loaded_from: str = ""
+    blueprint: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.guarded is None:
@@ -62,7 +65,7 @@ class CacheEntry:
 
     @property
     def is_eager(self) -> bool:
-        return self.graph is None and not self.pieces
+        return self.graph is None and not self.pieces and not self.loaded_from
 
     def __repr__(self) -> str:
         kind = ("split at a graph break" if self.pieces else "eager fallback" if self.graph is None
@@ -73,6 +76,8 @@ class CacheEntry:
 def eager_entry(fn: Callable, guards: GuardSet, namespace: dict, reason: Unsupported | None,
                 title: str, cache_dir: str) -> CacheEntry:
     """An entry that runs the original function, valid under the guards recorded so far."""
+    from ..capture.runtime.api import signature_of
+    from ..guards import build_guard
     sig = signature_of(fn)
     guard = build_guard(guards, sig, fn, namespace, title=title, cache_dir=cache_dir)
     return CacheEntry(guard=guard, run=fn, guards=guard.source, break_reason=reason,
@@ -88,6 +93,14 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
     """Capture, guard and lower one call of ``fn``; a graph break gives an eager entry, or a
     split one when ``make_piece(function, backend, dynamic)`` can compile its pieces (the
     caller's ``CompiledFunction``: this module never imports it)."""
+    from ..capture.capture import capture_function
+    from ..capture.guard_facts import GuardSet
+    from ..capture.runtime.api import signature_of
+    from ..guards import build_guard
+    from ..lower import CompiledGraph
+    from ..source import NoSourceError
+    from .errors import attach_user_stack, format_break, is_user_error, raised_by_astcompiler
+    from .replay import build_run, capture_calls, disarming_first_run
     start = time.perf_counter()
     cache_dir = usable_cache_dir()  # the private fallback once the configured one failed
     try:
@@ -129,8 +142,10 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
                             getattr(error, "capture_namespace", {}), reason, title, cache_dir)
         entry.compile_time = time.perf_counter() - start
         return entry
+    captured = time.perf_counter()
     sig = signature_of(fn)
     guard = build_guard(capture.guards, sig, fn, capture.namespace, title=title, cache_dir=cache_dir)
+    guarded_at = time.perf_counter()
     graph_code = capture.graph.print_readable(print_output=False)
     example_inputs = [value for _, _, value in capture.inputs]
     if capture.graph.op_count() == 0:  # nothing to compile (e.g. a resume that only returns)
@@ -140,6 +155,7 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
         compiled = lower_graph(backend, capture.graph, example_inputs)
     output_code = compiled.output_code if isinstance(compiled, CompiledGraph) else \
         f"# user backend {getattr(backend, '__name__', backend)!r}: no generated source\n"
+    lowered = time.perf_counter()
     original = getattr(compiled, "prefer_original", None)
     if original and not capture_calls(capture.graph):
         # nothing of the graph compiled: the user's function is as fast, and exact by construction
@@ -148,20 +164,32 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
             guards=guard.source, graph_code=graph_code, graph=capture.graph,
             output_code=f"# the original function runs ({original})\n{output_code}",
             compile_time=time.perf_counter() - start,
-            files=[r.path for r in capture.rewritten if r.path] + [guard.path] * bool(guard.path))
+            phases=_phases(start, captured, guarded_at, lowered),
+            files=[r.path for r in capture.rewritten if r.path] + [guard.path] * bool(guard.path),
+            blueprint=(None, compiled))
         _log_entry(entry, title)
         return entry
-    run, guarded, run_code, run_path = build_run(capture, compiled, guard, fn, title, cache_dir)
-    run = disarming_first_run(run, capture_calls(capture.graph))
+    code = build_run(capture, compiled, guard, fn, title, cache_dir)
+    calls = capture_calls(capture.graph)
+    run = disarming_first_run(code.run, calls)
     entry = CacheEntry(
-        guard=guard, run=run, guarded=guarded,
+        guard=guard, run=run, guarded=code.guarded,
         rewritten_code="\n".join(r.source for r in capture.rewritten),
-        guards=guard.source, graph_code=graph_code, output_code=output_code, run_code=run_code,
-        graph=capture.graph, compile_time=time.perf_counter() - start,
-        files=[r.path for r in capture.rewritten if r.path] + [p for p in (guard.path, run_path) if p]
-        + list(getattr(compiled, "files", []) or []))
+        guards=guard.source, graph_code=graph_code, output_code=output_code, run_code=code.source,
+        graph=capture.graph,
+        phases=_phases(start, captured, guarded_at, lowered, time.perf_counter()),
+        compile_time=time.perf_counter() - start,
+        files=[r.path for r in capture.rewritten if r.path] + [p for p in (guard.path, code.path) if p]
+        + list(getattr(compiled, "files", []) or []),
+        blueprint=None if calls or not code.plain else (code, compiled))
     _log_entry(entry, title)
     return entry
+
+
+def _phases(*ends: float) -> dict[str, float]:
+    """Seconds per compile phase, from the start and the time each phase ended."""
+    names = ("capture", "guards", "lower", "run_code")
+    return {name: end - begin for name, begin, end in zip(names, ends, ends[1:])}
 
 
 def _break_statement(fn: types.FunctionType, error: BaseException) -> int | None:
@@ -186,6 +214,9 @@ def _break_statement(fn: types.FunctionType, error: BaseException) -> int | None
 def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, backend: Callable,
                 policy: Any, title: str, cache_dir: str, make_piece: PieceFactory) -> CacheEntry | None:
     """The function split at the statement that broke (see ``run/splitting.py``)."""
+    from ..capture.runtime.api import signature_of
+    from ..guards import build_guard
+    from ..source import NoSourceError
     from .splitting import plan_split, split_runner
     if isinstance(error, NoSourceError):
         return None

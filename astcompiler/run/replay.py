@@ -3,6 +3,7 @@ recorded side effects on the caller's objects, rebuild the return value (``build
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -13,13 +14,13 @@ from ..capture.objects import new_object
 from ..capture.runtime.api import signature_of
 from ..graph import Graph, Node
 from ..ops import REGISTRY
-from ..guards import GuardFunction, copy_defaults
+from ..guards import GuardFunction
 from ..guards.codegen import literal_code
-from ..logs import get_logger
 from ..source import load_generated_module, write_generated_file
+from .run_functions import name_run_functions, note_once
 from .sentinels import MISS
 
-__all__ = ["build_run", "capture_calls", "disarming_first_run"]
+__all__ = ["RunCode", "build_run", "capture_calls", "disarming_first_run"]
 
 
 def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
@@ -87,20 +88,6 @@ def _replay_lines(effects: list, consts: dict[str, Any], refs: dict[str, str]) -
         elif effect.kind == "setattr":
             lines.append(f"{target}.{effect.name} = {args[0]}")
     return lines
-
-
-def _note_once(title: str) -> Callable[[BaseException], None]:
-    """Log (once per entry) that the graph raised and the call ran the original function."""
-    seen: list[bool] = []
-
-    def note(error: BaseException) -> None:
-        if not seen:
-            seen.append(True)
-            get_logger("graph_breaks").info(
-                "%s: the graph raised %s: %s; this call runs the original function (its side "
-                "effects and its exception, in Python's order)", title, type(error).__name__, error)
-
-    return note
 
 
 def _forward_call(sig: Any) -> str:
@@ -209,6 +196,24 @@ def _aliased_inputs(graph: Graph) -> dict[Node, set[int]]:
     return roots
 
 
+def _plain_inputs(capture: Capture) -> set[int]:
+    """Positions of ``ac.nn.Parameter`` inputs that the graph receives as plain ndarray views of
+    the same memory: what a Parameter computes is a plain ndarray anyway, and NumPy's dispatch to
+    ``Parameter.__array_function__`` costs microseconds per op. Not when the graph runs user
+    Python (which could tell) or returns a value that may share the input's memory."""
+    from ..nn.parameter import Parameter
+    graph = capture.graph
+    if written_inputs(graph) is None:
+        return set()
+    roots = _aliased_inputs(graph)
+    returned: set[int] = set()
+    for value in graph.output_node.args[0]:
+        if isinstance(value, Node):
+            returned |= roots.get(value, set())
+    return {index for index, (_, _, value) in enumerate(capture.inputs)
+            if type(value) is Parameter and index not in returned}
+
+
 def _restoring_call(inputs: str, capture: Capture, written: set[int], original: Callable) -> str:
     """The graph call for a graph that writes to its inputs and whose recorded effects must not
     be lost if it raises: the written inputs are saved first; on an error they are restored and
@@ -233,8 +238,23 @@ def _restore(arrays: tuple, saved: list) -> None:
             np.copyto(array, copy)
 
 
+@dataclass
+class RunCode:
+    """An entry's generated run function and its guarded twin, from the module at ``path``
+    (``___make_run(namespace)``); ``source`` is what users read as ``run_code``. ``plain``: the
+    code calls the graph, returns its result and replays nothing, and an error of the graph makes
+    it run the original function (what the persistent entry cache can rebuild without a graph)."""
+
+    run: Callable
+    guarded: Callable
+    source: str
+    path: str
+    namespace: dict[str, Any]
+    plain: bool
+
+
 def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, original: Callable,
-              title: str, cache_dir: str) -> tuple[Callable, Callable, str, str]:
+              title: str, cache_dir: str) -> RunCode:
     """Generate the entry's run function (fetch inputs from their sources, call the compiled
     graph, replay side effects, rebuild the return value) and its guarded twin, which checks the
     guard first: the dispatch fast path is one Python call.
@@ -245,10 +265,14 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
     the error happen, in order, and Python raises its own exception."""
     params = guard.params
     consts: dict[str, Any] = {"___compiled": getattr(compiled, "fn", compiled), "___MISS": MISS,
-                              "___original": original, "___note": _note_once(title)}
+                              "___original": original, "___note": note_once(title)}
     consts.update(guard.namespace)
     consts.update({k: v for k, v in capture.namespace.items()})
-    inputs = ", ".join(source.expr for _, source, _ in capture.inputs)
+    plain_views = _plain_inputs(capture)
+    if plain_views:
+        consts.update(___view=np.ndarray.view, ___ndarray=np.ndarray)
+    inputs = ", ".join(f"___view({source.expr}, ___ndarray)" if index in plain_views else source.expr
+                       for index, (_, source, _) in enumerate(capture.inputs))
     refs = capture.refs
     replay_lines = _replay_lines(capture.side_effects, consts, refs)
     result = _output_expr(capture.output_spec, consts)
@@ -283,17 +307,7 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
               f"    return run, guarded\n")
     path = write_generated_file(f"{cache_dir}/run", "run", source)
     run, guarded = load_generated_module(path).___make_run(consts)
-    for made in (run, guarded):
-        copy_defaults(made, original)
-        _name_like(made, original)
-    return run, guarded, source.split("    def guarded(")[0] + "    return run\n", path
-
-
-def _name_like(made: Callable, original: Callable) -> None:
-    """A call with missing or unexpected arguments fails in ``made`` first: Python's message
-    must name the user's function, as the plain call's does."""
-    name = getattr(original, "__name__", None)
-    qualname = getattr(original, "__qualname__", name)
-    if isinstance(name, str) and isinstance(qualname, str):
-        made.__code__ = made.__code__.replace(co_name=name, co_qualname=qualname)
-        made.__name__, made.__qualname__ = name, qualname
+    name_run_functions((run, guarded), original)
+    plain = _repeatable(capture.graph) and not capture.side_effects
+    return RunCode(run, guarded, source.split("    def guarded(")[0] + "    return run\n", path,
+                   consts, plain)

@@ -17,6 +17,7 @@ def format_entries(compiled: Any, depth: int = 0) -> str:
     for index, entry in enumerate(entries):
         lines.append("")
         status = ("split at a graph break" if entry.pieces else "eager fallback" if entry.is_eager
+                  else "loaded from the persistent cache" if entry.graph is None
                   else f"{entry.graph.op_count()} ops")
         lines.append(f"--- entry {index} ({status}, compiled in {entry.compile_time * 1e3:.1f} ms)")
         if entry.break_reason is not None:

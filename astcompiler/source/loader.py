@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..exc import Unsupported
+from .names import display_name, register_synthetic, synthetic_source  # noqa: F401 - re-exported
 
 
 class NoSourceError(Unsupported):
@@ -53,12 +54,6 @@ class FunctionSource:
 
 _PARSED: dict[tuple[str, str], tuple[cst.Module, dict]] = {}
 _PARSED_LOCK = threading.Lock()
-
-
-def display_name(filename: str) -> str:
-    if filename.startswith("<"):
-        return filename
-    return os.path.basename(filename)
 
 
 def _file_text(filename: str, module_globals: dict | None) -> str:
@@ -141,28 +136,12 @@ def _find_definition(code: types.CodeType, positions: dict) -> cst.FunctionDef |
     return best
 
 
-# Functions the compiler builds from pieces of user functions (graph-break prefixes and resume
-# functions): their definition is a libcst node made of the user's own statements, so origins
-# still name the user's file and lines.
-_SYNTHETIC: dict[types.CodeType, FunctionSource] = {}
-
-
-def register_synthetic(code: types.CodeType, source: FunctionSource) -> None:
-    with _PARSED_LOCK:
-        _SYNTHETIC[code] = source
-
-
-def synthetic_source(code: types.CodeType) -> FunctionSource | None:
-    """The source registered for generated code (a piece of a split function), if any."""
-    return _SYNTHETIC.get(code)
-
-
 def function_source(fn: Callable) -> FunctionSource:
     """The source of ``fn`` (a Python function); raises ``NoSourceError`` if there is none."""
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         raise NoSourceError(f"{fn!r} is not a Python function with source code")
-    synthetic = _SYNTHETIC.get(code)
+    synthetic = synthetic_source(code)
     if synthetic is not None:
         return synthetic
     filename = code.co_filename

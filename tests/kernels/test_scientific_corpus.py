@@ -35,7 +35,6 @@ WRONG: dict[str, str] = {}
 # Not lowered to numba code today at the tiny size: kernel -> astcompiler's reason.
 NOT_LOWERED: dict[str, str] = {
     "conv2d_offsets": "host loop: no loop lowering for reshape whose view or copy could be observed",
-    "conv2d_im2col": "split: np.lib.stride_tricks.sliding_window_view is not supported",
 }
 
 

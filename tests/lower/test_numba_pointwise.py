@@ -168,13 +168,15 @@ def test_where_clip_round_astype_copy():
 
 
 def test_unsupported_dtypes_fall_back_to_numpy():
+    """float16 and complex transcendental functions stay NumPy steps (complex arithmetic is
+    fused: tests/lower/test_complex_and_masked_kernels.py)."""
     c = np.array([1 + 2j, 3 - 1j])
     h = np.array([1.0, 2.0], np.float16)
     b = GraphBuilder(c, h)
     C, H = b.inputs
     graph = b.output(b("multiply", C, 2.0), b("add", H, H), b("exp", b("negative", C)))
     compiled = numba_backend(graph, [c, h])
-    assert not compiled.kernels
+    assert all("add" not in name and "exp" not in name for name in compiled.kernels)
     check(compiled, graph, (c, h))
 
 

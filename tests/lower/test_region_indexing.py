@@ -30,24 +30,28 @@ def _outcome(fn: Callable, args: tuple) -> tuple[Any, tuple]:
     return result, args
 
 
-def _same(expected: Any, got: Any) -> None:
+def _same(expected: Any, got: Any, exact: bool = True) -> None:
+    """``exact=False``: floats within rounding (a float sum's order is not NumPy's pairwise one)."""
     if isinstance(expected, tuple) and expected and isinstance(expected[0], type):
         assert isinstance(got, tuple) and got[:1] == expected[:1] and got == expected
         return
     if isinstance(expected, (tuple, list)):
         assert type(got) is type(expected) and len(got) == len(expected)
         for e, g in zip(expected, got):
-            _same(e, g)
+            _same(e, g, exact)
         return
     assert type(got) is type(expected)
     if isinstance(expected, (np.ndarray, np.generic)):
         assert got.dtype == expected.dtype and np.shape(got) == np.shape(expected)
+        if not exact and np.dtype(expected.dtype).kind == "f":
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+            return
         np.testing.assert_array_equal(got, expected)
     else:
         assert got == expected or (got != got and expected != expected)
 
 
-def check(fn: Callable, calls: list[tuple], structured: bool = True) -> Any:
+def check(fn: Callable, calls: list[tuple], structured: bool = True, exact: bool = True) -> Any:
     """Each call plain and compiled (numba): same result or error, same argument mutations."""
     compiled = ac.compile(fn, backend="numba")
     for args in calls:
@@ -57,9 +61,9 @@ def check(fn: Callable, calls: list[tuple], structured: bool = True) -> Any:
             got, got_args = _outcome(compiled, _copies(args))
         fallbacks = [str(w.message) for w in caught if "could not compile" in str(w.message)]
         assert not fallbacks, fallbacks  # numba compiled the kernel: no eager rerun
-        _same(expected, got)
+        _same(expected, got, exact)
         for e, g in zip(expected_args, got_args):
-            _same(e, g)
+            _same(e, g, exact)
     if structured:
         for entry in compiled.entries:
             code = entry.output_code
@@ -328,7 +332,9 @@ def strided_views(a):
 
 
 def test_transposes_and_step_slices_in_a_loop():
-    check(strided_views, [(RNG.standard_normal((80, 12)),), (RNG.standard_normal((90, 9)),)])
+    # row[::3].sum() runs in a fused reduction kernel: its float sum rounds in its own order
+    check(strided_views, [(RNG.standard_normal((80, 12)),), (RNG.standard_normal((90, 9)),)],
+          exact=False)
 
 
 def mutated_reversed_view(a):

@@ -356,25 +356,43 @@ def test_returns_input_marks_casts_that_may_return_their_argument():
 # -- the numba target's spelling table -----------------------------------------------------------
 
 
-def test_numba_spellings_name_registered_ops_of_the_right_kind():
+def test_numba_python_spellings_agree_with_python_operators():
+    """The op table's infix spellings on Python numbers compute Python's operator, and its
+    int-vs-float comparison outcomes say when Python's comparison holds."""
     from astcompiler.lower.numba import optable
+    from astcompiler.lower.numba.scalar import INT_DIVISION_HELPERS
 
-    infix = {**optable.INFIX_COMPARE, **optable.INFIX_BITWISE, **optable.INFIX_ARITHMETIC}
-    assert set(optable.INFIX_COMPARE) == {op.name for op in OPS if op.comparison}
-    for name, symbol in infix.items():
-        for a, b in [(7, 3), (-5, 2), (0, -1)]:
-            assert eval(f"a {symbol} b") == PYTHON_OPS[name](a, b), name
-    assert all(REGISTRY[n].python_int == "checked" for n in optable.CHECKED_INT_OPS)
-    for name, call in optable.REDUCTION_CALLS.items():
-        assert REGISTRY[name].kind == "reduction" and call == f"np.{name}"
-    assert all(REGISTRY[n].ufunc is not None for n in optable.INT_DIVISION_HELPERS)
+    infix = 0
+    for name, rule in optable.TABLE.items():
+        spelling = rule.python
+        if spelling is None:
+            continue
+        assert name in REGISTRY
+        if rule.checked_int:
+            assert REGISTRY[name].python_int == "checked", name
+        template = spelling.int
+        if isinstance(template, str) and "_ac_" not in template and name in PYTHON_OPS \
+                and "{1}" in template:
+            infix += 1
+            for a, b in [(7, 3), (-5, 2), (0, -1)]:
+                assert eval(template.format("a", "b")) == PYTHON_OPS[name](a, b), name
+        if spelling.int_float is not None:
+            assert REGISTRY[name].comparison
+            for a, b in [(3, 2.5), (3, 3.0), (3, 3.5), (2 ** 60 + 1, float(2 ** 60)),
+                         (1, float("nan"))]:
+                outcome = 2 if b != b else (-1 if a < b else (1 if a > b else 0))
+                assert (outcome in spelling.int_float) == PYTHON_OPS[name](a, b), name
+                assert (outcome in spelling.float_int) == PYTHON_OPS[name](b, a), name
+    assert infix >= 10
+    assert {n for n, r in optable.TABLE.items() if r.python is not None
+            and r.python.int_float is not None} == {op.name for op in OPS if op.comparison}
+    assert all(REGISTRY[n].ufunc is not None for n in INT_DIVISION_HELPERS)
 
 
 def test_numba_helper_stems_name_the_functions_helpers_define():
-    from astcompiler.lower.numba import optable
-    from astcompiler.lower.numba.scalar import helper_call, helper_source
+    from astcompiler.lower.numba.scalar import HELPER_STEMS, helper_call, helper_source
 
-    for key, stem in optable.HELPER_STEMS.items():
+    for key, stem in HELPER_STEMS.items():
         dtype = "float64" if key.endswith("_float") else "uint8" if "uint" in key else "int16"
         name = helper_call(f"{key}:{dtype}")
         assert name == f"{stem}_{dtype}"

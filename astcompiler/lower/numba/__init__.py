@@ -37,12 +37,22 @@ from typing import TYPE_CHECKING, Any
 from ...config import config
 from ...graph import Graph
 from ..base import CompiledGraph, RunFallback
-from .plan import Plan, build_plan
+from .rebuild import WrapperRebuild
 
 if TYPE_CHECKING:
     from .host import Lowering
+    from .plan import Plan
 
 __all__ = ["numba_backend", "lower_graph", "build_plan", "Plan"]
+
+
+def __getattr__(name: str) -> Any:
+    """``build_plan`` and ``Plan`` load ``plan`` (and the op registry, sympy) on first use:
+    generated wrappers import ``runtime`` from here, also on a warm start that compiles nothing."""
+    if name in ("build_plan", "Plan"):
+        from . import plan
+        return getattr(plan, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _log = logging.getLogger("astcompiler.lower.numba")
 
@@ -68,6 +78,7 @@ def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
     """
     from .cpu import rule_compiles
     from .host import Lowering, RegionWriter
+    from .plan import build_plan
 
     has_regions = any(n.op == "region" for n in graph.nodes)
     why = ""
@@ -134,6 +145,7 @@ def _not_structured(graph: Graph) -> tuple[None, str]:
 
 def _summary(plan: Plan, regions: Any, why: str) -> list[str]:
     """What runs where, for the top of ``output_code``."""
+    from .oprules_common import reads_index, stores_index
     from .plan import NodeStep
     lines = []
     if why:
@@ -143,7 +155,8 @@ def _summary(plan: Plan, regions: Any, why: str) -> list[str]:
         more = f", ... ({len(names)} kernels)" if len(names) > 6 else ""
         lines.append("kernels: " + ", ".join(names[:6]) + more)
     numpy = sorted({s.node.target for s in plan.steps if isinstance(s, NodeStep)
-                    and s.node.op == "call" and s.node.target not in ("getitem", "setitem")})
+                    and s.node.op == "call" and not reads_index(s.node)
+                    and not stores_index(s.node)})
     if numpy:
         lines.append("NumPy calls in the wrapper: " + ", ".join(numpy))
     for piece in regions.pieces if regions is not None else ():
@@ -177,6 +190,8 @@ def structured_function(graph: Graph, example_inputs: list | None = None
                            title="the structured numba kernel of a graph",
                            instead="piece by piece (host loops around kernels)")
     compiled.fn = fallback.wrap(compiled.fn)
+    if compiled.rebuild is not None:
+        compiled.rebuild.fallback = fallback
     return compiled, ""
 
 
@@ -215,7 +230,11 @@ def _compile(plan: Plan, name: str = "forward", regions: Any = None) -> Compiled
                             + part.compiled.output_code)
             files += part.compiled.files
             kernels.update(part.compiled.kernels)
-    return CompiledGraph(forward, output_code=output_code, files=files, kernels=kernels)
+    rebuild = None if regions is not None else WrapperRebuild(
+        path, files[1:], list(writer.consts), fallback.mutated, fallback.effects_from,
+        fallback.title, fallback)
+    return CompiledGraph(forward, output_code=output_code, files=files, kernels=kernels,
+                         rebuild=rebuild)
 
 
 class _LazyPieces:

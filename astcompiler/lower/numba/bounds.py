@@ -222,3 +222,30 @@ def proven_inside(interval: Interval | None, size: Bound) -> bool:
     lo, hi = interval
     return (_nonnegative(lo) and _nonnegative(size - 1 - hi)) or \
         (_nonnegative(-1 - hi) and _nonnegative(size + lo))
+
+
+@dataclass
+class CheckedIndices:
+    """Index checks already emitted, per block of the structured function: an index value
+    checked against an axis size once (``ix = _ac_ix(i, n, axis)``) is reused by every later
+    access in that block and the blocks nested in it, so a loop body checks each index
+    expression once per iteration, not once per use. Same value and same size give the same
+    result, and the first check raises NumPy's IndexError before any later access runs."""
+
+    scopes: list[dict[tuple, str]] = field(default_factory=lambda: [{}])
+
+    def get(self, value: Any, size: Bound) -> str | None:
+        for scope in reversed(self.scopes):
+            if (value, size) in scope:
+                return scope[(value, size)]
+        return None
+
+    def add(self, value: Any, size: Bound, name: str) -> None:
+        self.scopes[-1][(value, size)] = name
+
+    def enter(self) -> None:
+        """A nested block starts (a loop body, a branch): its checks stay inside it."""
+        self.scopes.append({})
+
+    def leave(self) -> None:
+        self.scopes.pop()

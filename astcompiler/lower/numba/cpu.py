@@ -25,8 +25,10 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...graph import Node
+from .masked import OVERLAP_SOURCE, snapshots
 from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
-from .scalar import cast, cheap, constant, empty_message, helper_source, raises_flags, type_name
+from .scalar import (cast, cheap, constant, empty_message, helper_imports, helper_source,
+                     raises_flags, type_name)
 
 LANES = 4  # independent accumulators in an unrolled reduction loop
 CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
@@ -105,14 +107,17 @@ def _arithmetic(template: str) -> bool:
 class KernelEmitter:
     """Emits one kernel function (serial or parallel) for a ``KernelPlan``."""
 
-    def __init__(self, kernel: KernelPlan, plan: Plan):
+    def __init__(self, kernel: KernelPlan, plan: Plan, values_0d: bool = False):
+        """``values_0d``: every 0-d input and output is a scalar value, never a 0-d array (a
+        caller that holds 0-d values as numbers: a structured function)."""
         self.k = kernel
         self.plan = plan
         self.ndim = len(kernel.shape)
         self.names = Namer(_RESERVED | {f"i{d}" for d in range(self.ndim)}
                            | {f"n{d}" for d in range(self.ndim)}
                            | {f"end{d}" for d in range(self.ndim)})
-        self.returns = [n for n in kernel.outputs if n.meta.shape == () and n.meta.scalar]
+        self.returns = [n for n in kernel.outputs
+                        if n.meta.shape == () and (n.meta.scalar or values_0d)]
         self.buffers = [n for n in kernel.outputs if n not in self.returns]
         self.param = {n: self.names(n.name) for n in kernel.inputs}
         self.out = {n: self.names(f"out_{n.name}") for n in self.buffers}
@@ -124,7 +129,8 @@ class KernelEmitter:
         self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items()
                      if buf is None}
         self.scalar_input = {n: self.names(f"{n.name}_v") for n in kernel.inputs
-                             if n.meta.shape == () and not (n.meta.scalar or n in plan.weak)}
+                             if n.meta.shape == () and not (values_0d or n.meta.scalar
+                                                             or n in plan.weak)}
         self.helpers: list[str] = []
         for node in kernel.nodes:
             for key in kernel.rules[node].helpers:
@@ -169,6 +175,9 @@ class KernelEmitter:
 
     def leaf(self, node: Node, consumer_ndim: int) -> str:
         """Read an input in the context of a consumer of ``consumer_ndim`` dims."""
+        masked = self.k.masked
+        if masked is not None and node in masked.gathers:  # x[mask]: x's element at the index
+            return f"{self.param[masked.gathers[node]]}[{self.full_index()}]"
         if node.meta.shape == ():
             return self.scalar_input.get(node, self.param[node])
         shape = node.meta.shape
@@ -444,6 +453,8 @@ class KernelEmitter:
     def functions(self) -> list[str]:
         """Every function of the module: body functions first, then the entry points."""
         k = self.k
+        if k.masked is not None:
+            return self.masked_functions()
         if k.style == "rows" and k.outer > 0:
             sources = [self.row_function()]
             entry = self.row_entry
@@ -501,10 +512,52 @@ class KernelEmitter:
         return self.function(name, self.params(), w, parallel)
 
     def pointwise_element(self, w: _Writer) -> None:
+        if self.k.masked is not None:
+            self.masked_element(w)
+            return
         for node in self.k.nodes:
             self.compute(w, node)
         for node in self.buffers:
             self.store(w, node)
+
+    # masked stores (``masked.py``): the members run, and dst is written, where the mask holds
+
+    def full_index(self) -> str:
+        return self.index([self.var(d) for d in range(self.ndim)])
+
+    def masked_functions(self) -> list[str]:
+        """A masked store's loops (``<name>_loop``, serial and prange) and its entry points, which
+        hand the loop copies of the operands that share memory with dst at run time."""
+        k = self.k
+        risky = [self.param[n] for n in snapshots(k.inputs, k.masked.dst, self.plan.roots)]
+        dst = self.param[k.masked.dst]
+        sources = [OVERLAP_SOURCE.strip("\n") + "\n"] if risky else []
+        variants = [(k.name, False)]
+        if k.parallel_dim is not None:
+            variants.append((f"{k.name}_parallel", True))
+        for name, parallel in variants:
+            loop = f"{name}_loop"
+            sources.append(self.loop_entry(loop, parallel))
+            w = _Writer()
+            args = self.params()
+            if risky:
+                w.open("if " + " or ".join(f"may_share_memory({r}, {dst})" for r in risky) + ":")
+                w(f"{loop}({', '.join(f'{a}.copy()' if a in risky else a for a in args)})")
+                w("return")
+                w.close()
+            w(f"{loop}({', '.join(args)})")
+            sources.append(self.function(name, args, w))
+        return sources
+
+    def masked_element(self, w: _Writer) -> None:
+        masked = self.k.masked
+        index = self.full_index()
+        w.open(f"if {self.param[masked.mask]}[{index}]:")
+        for node in self.k.nodes:
+            self.compute(w, node)
+        value = self.operand(masked.value, np.dtype(masked.dst.meta.dtype), self.ndim)
+        w(f"{self.param[masked.dst]}[{index}] = {value}", masked.store.origin)
+        w.close()
 
     # rows kernels with outer axes: a row function, called by serial and parallel loops
 
@@ -715,9 +768,11 @@ class KernelEmitter:
             kept_loop(finish)
 
 
-def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool) -> KernelCode:
-    """The source of a kernel module (helpers, body functions, entry points) and its calls."""
-    emitter = KernelEmitter(kernel, plan)
+def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, values_0d: bool = False
+                ) -> KernelCode:
+    """The source of a kernel module (helpers, body functions, entry points) and its calls;
+    ``values_0d``: see ``KernelEmitter``."""
+    emitter = KernelEmitter(kernel, plan, values_0d)
     functions = emitter.functions()
     parallel_name = f"{kernel.name}_parallel" if kernel.parallel_dim is not None else None
     origins: list[str] = []
@@ -735,8 +790,10 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool) -> KernelCode:
               '"""', "", "import numpy as np", "import numba", ""]
     if any(raises_flags(key) for key in emitter.helpers):
         header.insert(-1, "from astcompiler.lower.numba.runtime import fp_divide_by_zero, fp_overflow")
+    for line in helper_imports(emitter.helpers):
+        header.insert(-1, line)
     helpers = [f"\n@numba.njit(cache={{cache}}, error_model=\"numpy\")\n{helper_source(key)}"
-               for key in emitter.helpers]
+               for key in emitter.helpers if helper_source(key)]  # "": imported
     body = "\n".join(header) + "".join(helpers) + "\n\n" + "\n\n".join(functions)
     source = body.replace("{cache}", "True" if cache else "False")
     return KernelCode(kernel.name, source, parallel_name, list(kernel.inputs),

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ...graph import Graph, Node, map_nodes
+from ...ops import REGISTRY
 from ..base import CompiledGraph
+from .optable import region_result
 from .plan import region_writes
-from .wrapper import WrapperWriter
+from .wrapper import STRICT, TAKES_STRICT, WrapperWriter
 
 
 @dataclass
@@ -82,38 +84,59 @@ class RegionWriter:
         numpy_only = self.numpy_only or node in writer.plan.numpy_only
         why = "NumPy only: its results feed a layout-dependent view of an array the graph writes to"
         if not numpy_only:
-            compiled, reason = self.structured(region_graph(node))
+            used = used_results(node)
+            compiled, reason = self.structured(region_graph(node, used))
             if compiled is not None:
-                self.structured_piece(writer, node, label, compiled)
+                self.structured_piece(writer, node, label, compiled, used)
                 return
             why = reason
         noun = "a host `if`" if node.target == "cond" else "a host loop"
         piece = Piece(label, noun, why)
         self.pieces.append(piece)
-        bodies = {}
+        bodies, strict = {}, set()
         for key, sub in node.info.subgraphs.items():
             name = writer.names(f"{node.target}_{_line(node)}{key}")
             part = self.lower(sub, name, numpy_only)
             bind(writer, name, part.compiled.fn)
             piece.parts.append((name, part))
             bodies[key] = name
+            if getattr(part.compiled.fn, TAKES_STRICT, False) and not may_set_errstate(sub):
+                strict.add(key)
         writer.emit(f"# {label}: {noun} ({why})", None)
-        HostLoop(writer, node, bodies).write()
+        HostLoop(writer, node, bodies, strict).write()
 
     def structured_piece(self, writer: WrapperWriter, node: Node, label: str,
-                         compiled: CompiledGraph) -> None:
+                         compiled: CompiledGraph, used: list[int]) -> None:
+        """Call the piece; it returns the ``used`` results only (the rest are None here)."""
         name = writer.names(f"{node.name}_structured")
         bind(writer, name, compiled.fn)
         self.pieces.append(Piece(label, "structured piece", "", [(name, Lowering(compiled))]))
-        writer.var[node] = writer.names(node.name)
+        result = writer.var[node] = writer.names(node.name)
         args = ", ".join(writer.value(v) for v in node.all_input_nodes())
-        writer.emit(f"{writer.var[node]} = {name}({args})", node.origin)
+        writer.emit(f"{result} = {name}({args})", node.origin)
+        if len(used) < node.info.n_carried:
+            slots = {k: f"{result}[{i}]" for i, k in enumerate(used)}
+            values = [slots.get(k, "None") for k in range(node.info.n_carried)]
+            writer.emit(f"{result} = ({', '.join(values)},)", node.origin)
 
 
 def bind(writer: WrapperWriter, name: str, value: Any) -> None:
     """Bind ``value`` as a ``make_forward`` parameter called ``name`` (a fresh name)."""
     writer.consts.append(value)
     writer.const_names.append(name)
+
+
+def may_set_errstate(graph: Graph) -> bool:
+    """Whether running ``graph`` may change ``np.errstate``: only through user code it calls
+    (a ``nonstrict_call`` region, an op with side effects); NumPy ops never do."""
+    for node in graph.nodes:
+        if node.op == "region" and (node.target == "nonstrict_call" or any(
+                may_set_errstate(sub) for sub in node.info.subgraphs.values())):
+            return True
+        if node.op == "call" and node.target in REGISTRY.ops \
+                and REGISTRY[node.target].side_effects and REGISTRY[node.target].kind != "mutation":
+            return True
+    return False
 
 
 def note_region_writes(writer: WrapperWriter, node: Node) -> None:
@@ -125,17 +148,28 @@ def note_region_writes(writer: WrapperWriter, node: Node) -> None:
         writer.mutated |= inputs
 
 
-def region_graph(node: Node) -> Graph:
+def used_results(node: Node) -> list[int]:
+    """The results of region ``node`` that the enclosing graph reads (``getitem(node, k)``;
+    all of them when it uses the region's tuple otherwise)."""
+    reads = [user for user in node.users if region_result(user) is not None
+             and len(user.args) == 2 and user.args[0] is node and type(user.args[1]) is int]
+    if len(reads) < len(node.users):
+        return list(range(node.info.n_carried))
+    return sorted({user.args[1] for user in reads})
+
+
+def region_graph(node: Node, used: list[int] | None = None) -> Graph:
     """A graph holding only region ``node``: a placeholder per Node argument, the region, and
-    all its results (``getitem(region, k)``)."""
+    its ``used`` results (``getitem(region, k)``; default all). A carried value nobody reads
+    after the loop is no output: whether it is a view or a copy is then unobservable."""
     graph = Graph()
     mapping = {value: graph.placeholder(f"arg:{value.name}", value.meta, value.name)
                for value in node.all_input_nodes()}
     copy = graph.region(node.target, map_nodes(node.args, mapping.__getitem__),
                         replace(node.info), node.origin)
     metas = result_metas(node)
-    results = tuple(graph.call("getitem", (copy, k), {}, meta, node.origin)
-                    for k, meta in enumerate(metas))
+    keep = range(len(metas)) if used is None else used
+    results = tuple(graph.call("getitem", (copy, k), {}, metas[k], node.origin) for k in keep)
     graph.output(results)
     return graph
 
@@ -145,7 +179,7 @@ def result_metas(node: Node) -> list[Any]:
     n = node.info.n_carried
     metas: list[Any] = [None] * n
     for user in node.users:
-        if user.op == "call" and user.target == "getitem" and user.args[0] is node:
+        if region_result(user) is not None and user.args[0] is node:
             metas[user.args[1]] = user.meta
     subgraphs = node.info.subgraphs
     first = subgraphs.get("body") or next(iter(subgraphs.values()))
@@ -159,10 +193,13 @@ def result_metas(node: Node) -> list[Any]:
 class HostLoop:
     """Writes one region as Python control flow around calls of its lowered subgraphs."""
 
-    def __init__(self, writer: WrapperWriter, node: Node, bodies: dict[str, str]):
+    def __init__(self, writer: WrapperWriter, node: Node, bodies: dict[str, str],
+                 strict: set[str] | None = None):
         self.w = writer
         self.node = node
         self.bodies = bodies
+        self.strict = strict or set()  # bodies that take the errstate read before the loop
+        self.strict_name = writer.names("strict") if self.strict else ""
         controls, init, captured = node.info.split(node.args)
         self.controls = list(controls)
         self.captured = [writer.value(v) for v in captured]
@@ -174,6 +211,8 @@ class HostLoop:
         self.w.emit(text, self.node.origin, depth)
 
     def write(self) -> None:
+        if self.strict:  # np.errstate, once for every iteration (no body can change it)
+            self.emit(f"{self.strict_name} = ___rt.strict()", 2)
         if self.state:
             self.emit(f"{', '.join(self.state)} = {', '.join(self.init)}", 2)
         kind = self.node.target
@@ -191,7 +230,8 @@ class HostLoop:
         self.emit(f"{result} = {_tuple(self.state)}", 2)
 
     def call(self, key: str, leading: list[str]) -> str:
-        return f"{self.bodies[key]}({', '.join(leading + self.captured)})"
+        strict = [f"{STRICT}={self.strict_name}"] if key in self.strict else []
+        return f"{self.bodies[key]}({', '.join(leading + self.captured + strict)})"
 
     def for_range(self) -> None:
         bounds = [self.int_value(c) for c in self.controls[:3]]
@@ -251,5 +291,5 @@ def _always_true(value: Any) -> bool:
     """The ``go`` flag of a loop body without ``break``: the constant True."""
     if value is True:
         return True
-    return isinstance(value, Node) and value.op == "call" and value.target == "scalar" \
-        and value.args and value.args[0] is True
+    op = REGISTRY.ops.get(value.target) if isinstance(value, Node) and value.op == "call" else None
+    return op is not None and op.literal and bool(value.args) and value.args[0] is True

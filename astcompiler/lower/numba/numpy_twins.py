@@ -75,7 +75,8 @@ def numpy_twin(code: KernelCode, lower: LowerNumpy) -> Callable[..., Any] | None
     graph = Graph()
     env: dict[Node, Node] = {n: graph.placeholder(f"input:{n.name}", n.meta, n.name)
                              for n in code.inputs}
-    for node in code.plan.nodes:
+    masked = code.plan.masked  # a masked store's twin gathers, computes and stores with NumPy
+    for node in masked.in_order if masked is not None else code.plan.nodes:
         if any(value not in env for value in node.all_input_nodes()):
             return None
         env[node] = graph.call(node.target, map_nodes(node.args, env.__getitem__),

@@ -1,53 +1,232 @@
-"""The numba target's op table: how an op is spelled in numba loop code.
+"""The numba target's op table: how each op becomes numba code, in one place.
 
 What an op *is* lives in its ``OpDef`` (``ops/``): its ufunc, scalar template, reduction rule and
-flags (``cheap``, ``comparison``, ``python_int``, ``numpy_only``, ...). This module holds only
-what is particular to numba source: which Python operator or NumPy call spells an op in loop
-code, and which emitted helper functions compute it exactly.
+flags (``cheap``, ``comparison``, ``python_int``, ``numpy_only``, ``store``, ...). ``TABLE`` holds
+what is particular to numba source, one ``NumbaRule`` per op:
 
-Where an op becomes numba code:
+* ``element``: one element of the op in a fused kernel (``plan.py``/``cpu.py``). None: the
+  ufunc's rule (``scalar.lower_pointwise``: NumPy's loop dtypes, exact helpers where numba's
+  scalar ufunc differs) or the ``OpDef.scalar`` template; reductions follow ``OpDef.reduction``
+  (``scalar.lower_reduction``);
+* ``loop``: the op in loop code, a structured function (``structured.py``): ``(emitter, node)
+  -> source`` (None for a statement). None, or a rule answering ``NOT_MINE``: lowered by kind,
+  as every op on Python numbers (``python``) and every ufunc (``np.<ufunc>(...)``);
+* ``python``: the op on Python numbers in loop code (``oprules_python.PythonRule``), with its
+  Python-int policy from ``OpDef.python_int`` (``checked_int``: its overflow-checked helper);
+* the helpers a rule calls are added by the rule itself (``region_ops`` sources for loop code,
+  ``scalar`` helpers for kernels).
 
-* fused kernels (``plan.py``/``cpu.py``): ``scalar.lower_pointwise`` builds the element
-  expression from ``OpDef.ufunc`` (NumPy's loop dtypes) or ``OpDef.scalar``, with the helpers
-  named by ``INT_DIVISION_HELPERS``/``HELPER_STEMS`` where numba's own ufunc differs from NumPy;
-  reductions follow ``OpDef.reduction``;
-* loop regions (``structured.py``): array expressions as NumPy calls (``REDUCTION_CALLS``),
-  Python scalars with Python's operators (``INFIX_*``) and overflow-checked int helpers
-  (``CHECKED_INT_OPS``).
+The rules are functions of the op's family module: ``oprules_pointwise`` (ufuncs, where, clip,
+round, astype, copy), ``oprules_python`` (Python numbers, conversions), ``oprules_arrays``
+(indexing, stores, creation, views, manipulation), ``oprules_linalg`` (dot, matmul, outer,
+linalg), ``oprules_reductions``. The generic emitters name no op: they ask ``element_rule`` and
+``loop_source``.
 """
 
 from __future__ import annotations
 
-# Python infix operators, for values with Python semantics (comparisons and bitwise operators on
-# Python ints, arithmetic on Python floats)
-INFIX_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
-                 "equal": "==", "not_equal": "!="}
-INFIX_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
-INFIX_ARITHMETIC = {"add": "+", "subtract": "-", "multiply": "*"}
+from dataclasses import dataclass
+from typing import Callable
 
-# ops on Python ints with an overflow-checked 64-bit helper ``_ac_<op>_int`` (structured.CHECKED)
-CHECKED_INT_OPS = frozenset({"add", "subtract", "multiply"})
+from ...graph import Node
+from ...ops import REGISTRY
+from . import oprules_arrays as arrays
+from . import oprules_linalg as linalg
+from . import oprules_pointwise as pointwise
+from . import oprules_python as python
+from .oprules_common import (NOT_MINE, LoopEmitter, LoopRule, NotLowerable, reads_index,
+                             region_result, stores_index)
+from .oprules_python import PythonRule
+from .oprules_reductions import reduction
+from .region_ops import PY_COMPLEX
+from .scalar import ScalarRule, lower_pointwise
 
-# pointwise ops besides ufuncs that loop regions inline into one elementwise loop nest
-# (``where`` as a conditional expression, ``astype`` as a cast of the element)
-TREE_NON_UFUNCS = frozenset({"where", "astype"})
+__all__ = ["NumbaRule", "TABLE", "numba_rule", "element_rule", "loop_source", "NotLowerable",
+           "NOT_MINE", "LoopEmitter", "region_result", "reads_index", "stores_index"]
 
-# whole-array reductions numba spells as the NumPy function (no axis, keepdims or dtype)
-REDUCTION_CALLS = {"sum": "np.sum", "prod": "np.prod", "max": "np.max", "min": "np.min",
-                   "mean": "np.mean", "any": "np.any", "all": "np.all", "argmax": "np.argmax",
-                   "argmin": "np.argmin"}
+ElementRule = Callable[[Node, dict[Node, type]], "ScalarRule | None"]  # (node, weak operands)
 
-# integer division ufuncs -> the stem of their NumPy-exact helper (``scalar._HELPERS``)
-INT_DIVISION_HELPERS = {"floor_divide": "floordiv", "remainder": "remainder", "fmod": "fmod"}
 
-# helper key (``scalar._HELPERS``) -> the stem of the function it defines, per dtype
-HELPER_STEMS = {"floordiv_int": "floordiv", "floordiv_uint": "floordiv",
-                "floordiv_float": "floordiv", "remainder_int": "remainder",
-                "remainder_uint": "remainder", "fmod_int": "fmod", "fmod_uint": "fmod",
-                "rshift_int": "rshift", "rshift_uint": "rshift", "power_int": "power",
-                "lshift": "lshift", "remainder_float": "remainder"}
+@dataclass(frozen=True)
+class NumbaRule:
+    """How one op becomes numba code (see the module docstring)."""
 
-# ufuncs whose result on two's-complement ints is the same bits as in the unsigned dtype of the
-# same width. numba's signed integer arithmetic is ``nsw`` (overflow is undefined to LLVM, which
-# may then compute an int8 product in 64 bits): kernels compute these in the unsigned twin
-MODULAR_INT_UFUNCS = frozenset({"add", "subtract", "multiply", "negative", "square"})
+    element: ElementRule | None = None
+    loop: LoopRule | None = None
+    python: PythonRule | None = None
+    checked_int: bool = False  # Python ints: ``python.int`` is an overflow-checked 64-bit helper
+
+
+# -- Python numbers --------------------------------------------------------------------------------
+
+
+def _compare(symbol: str, int_float: tuple[int, ...], float_int: tuple[int, ...],
+             complex_too: bool = False) -> NumbaRule:
+    infix = f"({{0}} {symbol} {{1}})"
+    return NumbaRule(python=PythonRule(int=infix, float=infix,
+                                       complex=infix if complex_too else None,
+                                       int_float=int_float, float_int=float_int))
+
+
+def _arithmetic(symbol: str, checked: str) -> NumbaRule:
+    infix = f"({{0}} {symbol} {{1}})"
+    return NumbaRule(python=PythonRule(int=checked, float=infix, complex=infix),
+                     checked_int=True)
+
+
+def _bitwise(symbol: str) -> NumbaRule:
+    return NumbaRule(python=PythonRule(int=f"({{0}} {symbol} {{1}})", raw_int=True))
+
+
+_LARGER = "({1} if {1} > {0} else {0})"  # Python's max(a, b): a on ties
+_SMALLER = "({1} if {1} < {0} else {0})"
+
+_PYTHON_OPS: dict[str, NumbaRule] = {
+    "add": _arithmetic("+", "_ac_add_int({0}, {1})"),
+    "subtract": _arithmetic("-", "_ac_subtract_int({0}, {1})"),
+    "multiply": _arithmetic("*", "_ac_multiply_int({0}, {1})"),
+    "divide": NumbaRule(python=PythonRule(int="_ac_py_divide_int({0}, {1})",
+                                          float="_ac_py_divide({0}, {1})", complex="({0} / {1})")),
+    "floor_divide": NumbaRule(python=PythonRule(int="_ac_py_floor_divide_int({0}, {1})",
+                                                float="_ac_py_floor_divide({0}, {1})")),
+    "remainder": NumbaRule(python=PythonRule(int="_ac_py_remainder_int({0}, {1})",
+                                             float="_ac_py_remainder({0}, {1})")),
+    "power": NumbaRule(python=PythonRule(int=python.power_int, float="_ac_py_power({0}, {1})")),
+    "left_shift": NumbaRule(python=PythonRule(int="_ac_py_left_shift_int({0}, {1})")),
+    "right_shift": NumbaRule(python=PythonRule(int="_ac_py_right_shift_int({0}, {1})")),
+    "negative": NumbaRule(python=PythonRule(int="_ac_py_negative_int({0})", float="(-{0})",
+                                            complex="(-{0})")),
+    "positive": NumbaRule(python=PythonRule(int="{0}", float="{0}", complex="{0}")),
+    "absolute": NumbaRule(python=PythonRule(int="_ac_py_absolute_int({0})", float="abs({0})",
+                                            complex="_ac_py_abs_complex({0})",
+                                            complex_helpers=(PY_COMPLEX,))),
+    "invert": NumbaRule(python=PythonRule(int="(~{0})")),
+    "conjugate": NumbaRule(python=PythonRule(complex="{0}.conjugate()")),
+    "bitwise_and": _bitwise("&"),
+    "bitwise_or": _bitwise("|"),
+    "bitwise_xor": _bitwise("^"),
+    "maximum": NumbaRule(python=PythonRule(int=_LARGER, float=_LARGER)),
+    "minimum": NumbaRule(python=PythonRule(int=_SMALLER, float=_SMALLER)),
+    "less": _compare("<", (-1,), (1,)),
+    "less_equal": _compare("<=", (-1, 0), (0, 1)),
+    "greater": _compare(">", (1,), (-1,)),
+    "greater_equal": _compare(">=", (0, 1), (-1, 0)),
+    "equal": _compare("==", (0,), (0,), complex_too=True),
+    "not_equal": _compare("!=", (-1, 1, 2), (-1, 1, 2), complex_too=True),
+    "py_round": NumbaRule(loop=python.py_round_loop,
+                          python=PythonRule(int="{0}", float="_ac_py_round({0})")),
+    "py_int": NumbaRule(loop=python.py_int_loop),
+    "py_float": NumbaRule(loop=python.py_float_loop),
+    "py_complex": NumbaRule(loop=python.py_complex_loop),
+    "py_bool": NumbaRule(loop=python.py_bool_loop),
+}
+
+# -- pointwise ops that are not ufuncs -------------------------------------------------------------
+
+_POINTWISE: dict[str, NumbaRule] = {
+    "where": NumbaRule(element=pointwise.where_element, loop=pointwise.where_loop),
+    "clip": NumbaRule(element=pointwise.clip_element, loop=pointwise.clip_loop),
+    "round": NumbaRule(element=pointwise.round_element),
+    "astype": NumbaRule(element=pointwise.cast_element, loop=pointwise.astype_loop),
+    "copy": NumbaRule(element=pointwise.cast_element, loop=pointwise.copy_loop),
+}
+
+# -- arrays: indexing, stores, creation, views, manipulation ---------------------------------------
+
+_ARRAYS: dict[str, NumbaRule] = {
+    "getitem": NumbaRule(loop=arrays.getitem_loop),
+    "setitem": NumbaRule(loop=arrays.setitem_loop),
+    "copy_": NumbaRule(loop=arrays.copy_into_loop),
+    "dim_size": NumbaRule(loop=arrays.dim_size_loop),
+    "scalar": NumbaRule(loop=arrays.scalar_loop),
+    "constant": NumbaRule(loop=arrays.constant_loop),
+    "zeros": NumbaRule(loop=arrays.filled("np.zeros")),
+    "ones": NumbaRule(loop=arrays.filled("np.ones")),
+    "empty": NumbaRule(loop=arrays.filled("np.empty")),
+    "zeros_like": NumbaRule(loop=arrays.filled_like("np.zeros")),
+    "ones_like": NumbaRule(loop=arrays.filled_like("np.ones")),
+    "empty_like": NumbaRule(loop=arrays.filled_like("np.empty")),
+    "full": NumbaRule(loop=arrays.full_loop),
+    "eye": NumbaRule(loop=arrays.eye_loop),
+    "identity": NumbaRule(loop=arrays.identity_loop),
+    "arange": NumbaRule(loop=arrays.arange_loop),
+    "linspace": NumbaRule(loop=arrays.linspace_loop),
+    "real": NumbaRule(loop=arrays.part("real")),
+    "imag": NumbaRule(loop=arrays.part("imag")),
+    "transpose": NumbaRule(loop=arrays.transpose_loop),
+    "reshape": NumbaRule(loop=arrays.reshape_loop),
+    "flip": NumbaRule(loop=arrays.flipped(None)),
+    "fliplr": NumbaRule(loop=arrays.flipped((1,))),
+    "flipud": NumbaRule(loop=arrays.flipped((0,))),
+    "concatenate": NumbaRule(loop=arrays.concatenate_loop),
+    "roll": NumbaRule(loop=arrays.roll_loop),
+    "tril": NumbaRule(loop=arrays.triangle("np.tril")),
+    "triu": NumbaRule(loop=arrays.triangle("np.triu")),
+    "cumsum": NumbaRule(loop=arrays.scan("+")),
+    "cumprod": NumbaRule(loop=arrays.scan("*")),
+}
+
+# -- contractions and linear algebra ---------------------------------------------------------------
+
+_LINALG: dict[str, NumbaRule] = {
+    "dot": NumbaRule(loop=linalg.contraction_loop),
+    "matmul": NumbaRule(loop=linalg.contraction_loop),
+    "outer": NumbaRule(loop=linalg.outer_loop),
+    "ufunc_outer": NumbaRule(loop=linalg.ufunc_outer_loop),
+    "linalg_solve": NumbaRule(loop=linalg.lapack("np.linalg.solve")),
+    "linalg_inv": NumbaRule(loop=linalg.lapack("np.linalg.inv")),
+    "linalg_norm": NumbaRule(loop=linalg.norm_loop),
+}
+
+# -- reductions ------------------------------------------------------------------------------------
+
+_REDUCTIONS: dict[str, NumbaRule] = {
+    "sum": NumbaRule(loop=reduction("np.sum", complex_ok=True)),
+    "prod": NumbaRule(loop=reduction("np.prod", complex_ok=True)),
+    "mean": NumbaRule(loop=reduction("np.mean", complex_ok=True, inexact_only=True)),
+    "max": NumbaRule(loop=reduction("np.max")),
+    "min": NumbaRule(loop=reduction("np.min")),
+    "any": NumbaRule(loop=reduction("np.any")),
+    "all": NumbaRule(loop=reduction("np.all")),
+    "argmax": NumbaRule(loop=reduction("np.argmax")),
+    "argmin": NumbaRule(loop=reduction("np.argmin")),
+    "var": NumbaRule(loop=reduction(None, inexact_only=True)),
+    "std": NumbaRule(loop=reduction(None, inexact_only=True)),
+}
+
+
+def _ufuncs() -> dict[str, NumbaRule]:
+    """Every other pointwise op: its ufunc's rules (or its ``OpDef.scalar`` template)."""
+    return {name: NumbaRule() for name, op in REGISTRY.ops.items() if op.kind == "pointwise"}
+
+
+TABLE: dict[str, NumbaRule] = {**_ufuncs(), **_PYTHON_OPS, **_POINTWISE, **_ARRAYS, **_LINALG,
+                               **_REDUCTIONS}
+_NONE = NumbaRule()
+
+
+def numba_rule(name: str) -> NumbaRule:
+    """The op's entry (an op without one: lowered by kind only)."""
+    return TABLE.get(name, _NONE)
+
+
+# -- what the generic emitters ask -----------------------------------------------------------------
+
+
+def element_rule(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    """One element of a pointwise node in a fused kernel, or None: NumPy computes it."""
+    return lower_pointwise(node, weak, numba_rule(node.target).element)
+
+
+def loop_source(emitter: LoopEmitter, node: Node) -> str | None:
+    """A call node in loop code: source of its value, or None when the rule emitted a statement;
+    raises NotLowerable when the op has no exact loop lowering here."""
+    entry = numba_rule(node.target)
+    if entry.loop is not None:
+        text = entry.loop(emitter, node)
+        if text is not NOT_MINE:
+            return text
+    text = python.python_numbers(emitter, node, entry.python, entry.checked_int)
+    if text is not NOT_MINE:
+        return text
+    return pointwise.ufunc_loop(emitter, node)

@@ -32,7 +32,9 @@ import numpy as np
 
 from ...graph import Graph, Node
 from ...ops import REGISTRY, Store
-from .scalar import ReductionRule, ScalarRule, cheap, lower_pointwise, lower_reduction
+from .masked import MaskedStore, find_masked_stores
+from .optable import element_rule
+from .scalar import ReductionRule, ScalarRule, cheap, lower_reduction
 
 Rule = Union[ScalarRule, ReductionRule]
 
@@ -71,6 +73,7 @@ class KernelPlan:
     dims: list[Any] = field(default_factory=list)  # per dim of F: (input node, axis) or an int
     parallel_dim: int | None = None
     store_into: Node | None = None  # fused setitem/copy_ node
+    masked: MaskedStore | None = None  # a masked store: ``if mask[i]: dst[i] = ...`` (masked.py)
     stored: Node | None = None  # the output it writes into the mutation's destination
     name: str = ""
 
@@ -174,22 +177,28 @@ def weak_scalars(graph: Graph, example_inputs: list) -> dict[Node, type]:
             pytype = type(value)
         if pytype in (int, float):  # (a Python bool promotes like np.bool_: not weak)
             weak[node] = pytype
+    for node in graph.nodes:  # computed Python numbers (``i + 1``, ``float(s)``) are weak too
+        pytype = getattr(node.meta, "pytype", None) if node.op == "call" else None
+        if pytype in (int, float) and node.meta.shape == ():
+            weak[node] = pytype
     return weak
 
 
-def lower_node(node: Node, weak: dict[Node, type]) -> Rule | None:
-    """The kernel rule of a call node, or None when the wrapper runs it with NumPy."""
-    if node.op != "call" or node.target not in REGISTRY or not _static_shape(node.meta):
+def lower_node(node: Node, weak: dict[Node, type], planned_shapes: bool = True) -> Rule | None:
+    """The kernel rule of a call node, or None when the wrapper runs it with NumPy.
+    ``planned_shapes=False``: any sizes (a masked store's members, sized by its mask)."""
+    if node.op != "call" or node.target not in REGISTRY or (
+            planned_shapes and not _static_shape(node.meta)):
         return None
     kind = REGISTRY[node.target].kind
     rule: Rule | None = None
     if kind == "pointwise":
-        rule = lower_pointwise(node, weak)
+        rule = element_rule(node, weak)  # the numba op table's element rule
     elif kind == "reduction":
         rule = lower_reduction(node)
     if rule is None:
         return None
-    if not all(_static_shape(value.meta) for value in operands(node, rule)):
+    if planned_shapes and not all(_static_shape(value.meta) for value in operands(node, rule)):
         return None
     return rule
 
@@ -697,9 +706,12 @@ def build_plan(graph: Graph, example_inputs: list,
     plan.roots = storage_roots(graph)
     plan.numpy_only = layout_hazards(graph, plan.roots)
     plan.weak = weak_scalars(graph, example_inputs)
+    masked = find_masked_stores(graph, lambda n: lower_node(n, plan.weak, False), is_barrier,
+                                _static_shape, accept, plan.numpy_only)
+    claimed = {n for m in masked for n in m.claimed}
     rules: dict[Node, Rule] = {}
     for node in graph.nodes:
-        if node.op == "call" and node not in plan.numpy_only:
+        if node.op == "call" and node not in plan.numpy_only and node not in claimed:
             rule = lower_node(node, plan.weak)
             if rule is not None and (accept is None or accept(node, rule)):
                 rules[node] = rule
@@ -714,10 +726,15 @@ def build_plan(graph: Graph, example_inputs: list,
         plan.kernels.append(kernel)
         for node in kernel.nodes:
             kernel_of[node] = kernel
+    for store in masked:
+        kernel = masked_kernel(store, len(plan.kernels))
+        plan.kernels.append(kernel)
+        for node in store.claimed:
+            kernel_of[node] = kernel
     fused: set[Node] = set()
     for node in graph.nodes:
         store = store_of(node)
-        if store is not None:
+        if store is not None and node not in claimed:
             value = store.value
             kernel = kernel_of.get(value) if isinstance(value, Node) else None
             if kernel is not None and grouper.segment_of.get(value) == grouper.segment_of[node] \
@@ -725,6 +742,28 @@ def build_plan(graph: Graph, example_inputs: list,
                 fused.add(node)
     plan.steps = _order_steps(graph, kernel_of, grouper.segment_of, fused, order)
     return plan
+
+
+def masked_kernel(masked: MaskedStore, index: int) -> KernelPlan:
+    """The kernel of a masked store: a pointwise loop over the mask's shape whose members run
+    where the mask holds; inputs: the mask, the gathered arrays, scalars, then ``dst``."""
+    shape = tuple(masked.mask.meta.shape)
+    kernel = KernelPlan(index=index, style="pointwise", shape=shape, outer=len(shape),
+                        reduce_axes=(), nodes=list(masked.members), rules=dict(masked.rules),
+                        masked=masked)
+    values = [v for n in masked.members for v in operands(n, masked.rules[n])
+              if v not in masked.rules] + [masked.value, masked.dst]
+    kernel.inputs = [masked.mask]
+    for value in values:
+        value = masked.gathers.get(value, value) if isinstance(value, Node) else None
+        if value is not None and value not in masked.rules and value not in kernel.inputs:
+            kernel.inputs.append(value)
+    kernel.prologue = list(kernel.nodes)
+    kernel.dims = [1 if size == 1 else (masked.mask, d) for d, size in enumerate(shape)]
+    kernel.parallel_dim = _parallel_dim(kernel)
+    targets = list(dict.fromkeys(n.target for n in masked.members))[:3] or ["fill"]
+    kernel.name = f"kernel_{index}_masked_{'_'.join(targets)}"
+    return kernel
 
 
 def _order_steps(graph: Graph, kernel_of: dict[Node, KernelPlan], segment_of: dict[Node, int],
@@ -745,7 +784,7 @@ def _order_steps(graph: Graph, kernel_of: dict[Node, KernelPlan], segment_of: di
                 kernel = kernel_of[store_of(node).value]
             if kernel is not None:
                 item = kernel_items.setdefault(id(kernel), KernelStep(kernel))
-                if kernel.store_into is not None:
+                if kernel.store_into is not None or kernel.masked is not None:
                     final = item
             else:
                 item = NodeStep(node)

@@ -1,23 +1,277 @@
-"""njit helper sources for expressions inside loop regions that numba cannot spell as NumPy does.
+"""njit helper sources for loop code (structured functions) where numba does not spell an op as
+NumPy or Python computes it.
 
-Each function returns ``(name, source)``: a small ``@numba.njit`` function specialized for one
-op's static parameters (axes, dtypes), written into the structured kernel's module. Reductions
-follow the op table's ``ReductionDef`` (init, combine, finalize, accumulator dtype); ranges and
-contractions follow NumPy's formulas and dtype rules.
+The constants are helper sources as they are; each ``*_source`` function returns the source of a
+small ``@numba.njit`` function specialized for one op's static parameters (axes, dtypes). The op
+table's loop rules (``optable.py``, ``oprules_*.py``) add the helpers they call to the structured
+module. Reductions follow the op's ``ReductionDef`` (init, combine, finalize, accumulator dtype);
+ranges and contractions follow NumPy's formulas and dtype rules; Python numbers follow Python
+(overflow-checked 64-bit ints, ``ZeroDivisionError``, floor division and modulo of negatives).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ...ops.registry import ReductionDef
+from .scalar import accumulator, type_name
+
+# -- Python numbers --------------------------------------------------------------------------------
+
+CHECKED = '''
+_AC_MAX = 9223372036854775807
+_AC_MIN = -9223372036854775808
 
 
-def dtype_name(dtype: Any) -> str:
-    """The numba spelling of a dtype after ``np.``: ``bool_`` for bool."""
-    return np.dtype(dtype).name.replace("bool", "bool_")
+@numba.njit(cache=True)
+def _ac_add_int(a, b):
+    # bounds checked before the operation: signed overflow is undefined for the optimizer
+    if (b > 0 and a > _AC_MAX - b) or (b < 0 and a < _AC_MIN - b):
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a + b
+
+
+@numba.njit(cache=True)
+def _ac_subtract_int(a, b):
+    if (b < 0 and a > _AC_MAX + b) or (b > 0 and a < _AC_MIN + b):
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a - b
+
+
+@numba.njit(cache=True)
+def _ac_multiply_int(a, b):
+    if a != 0 and b != 0:
+        if a == _AC_MIN or b == _AC_MIN or abs(a) > _AC_MAX // abs(b):
+            raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a * b
+'''
+
+PYTHON_SCALARS = '''
+_AC_EXACT = 9007199254740992  # 2 ** 53: ints up to this convert to float exactly
+
+
+@numba.njit(cache=True)
+def _ac_py_compare_int_float(a, b):
+    # Python orders an int and a float exactly; float(a) may round, so a tie is decided on ints.
+    # -1: a < b, 0: a == b, 1: a > b, 2: b is NaN (unordered)
+    fa = float(a)
+    if fa < b:
+        return -1
+    if fa > b:
+        return 1
+    if fa != b:
+        return 2
+    if b >= 9.2233720368547758e18:  # 2 ** 63: above every 64-bit int
+        return -1
+    ib = int(b)
+    return -1 if a < ib else (1 if a > ib else 0)
+
+
+@numba.njit(cache=True)
+def _ac_py_floor_divide_int(a, b):
+    if b == 0:
+        raise ZeroDivisionError("integer division or modulo by zero")
+    if b == -1 and a == _AC_MIN:
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a // b
+
+
+@numba.njit(cache=True)
+def _ac_py_remainder_int(a, b):
+    if b == 0:
+        raise ZeroDivisionError("integer modulo by zero")
+    if b == -1:
+        return 0
+    return a % b
+
+
+@numba.njit(cache=True)
+def _ac_py_divide_int(a, b):
+    # int / int: Python rounds the exact quotient once; exact here while both fit in 53 bits
+    if b == 0:
+        raise ZeroDivisionError("division by zero")
+    if abs(a) > _AC_EXACT or abs(b) > _AC_EXACT:
+        raise OverflowError("a Python int too large for an exact float division")
+    return float(a) / float(b)
+
+
+@numba.njit(cache=True)
+def _ac_py_negative_int(a):
+    if a == _AC_MIN:
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return -a
+
+
+@numba.njit(cache=True)
+def _ac_py_absolute_int(a):
+    if a == _AC_MIN:
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return abs(a)
+
+
+@numba.njit(cache=True)
+def _ac_py_right_shift_int(a, b):
+    if b < 0:
+        raise ValueError("negative shift count")
+    if b > 63:
+        return -1 if a < 0 else 0
+    return a >> b
+
+
+@numba.njit(cache=True)
+def _ac_py_left_shift_int(a, b):
+    if b < 0:
+        raise ValueError("negative shift count")
+    if a == 0:
+        return 0
+    if b > 62 or ((a << b) >> b) != a:  # the bits shifted out must be copies of the sign
+        raise OverflowError("a Python int in a compiled loop outgrew 64 bits")
+    return a << b
+
+
+@numba.njit(cache=True)
+def _ac_py_power_int(a, b):
+    result = 1
+    base = a
+    e = b
+    while e > 0:
+        if e & 1:
+            result = _ac_multiply_int(result, base)
+        e = e >> 1
+        if e > 0:
+            base = _ac_multiply_int(base, base)
+    return result
+
+
+@numba.njit(cache=True)
+def _ac_py_divide(a, b):
+    if b == 0.0:
+        raise ZeroDivisionError("float division by zero")
+    return a / b
+
+
+@numba.njit(cache=True)
+def _ac_py_floor_divide(a, b):
+    # Python's float_divmod (CPython floatobject.c)
+    if b == 0.0:
+        raise ZeroDivisionError("float floor division by zero")
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0.0 and (b < 0.0) != (mod < 0.0):
+        div -= 1.0
+    if div != 0.0:
+        floordiv = np.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1.0
+        return floordiv
+    return np.copysign(0.0, a / b)
+
+
+@numba.njit(cache=True)
+def _ac_py_remainder(a, b):
+    if b == 0.0:
+        raise ZeroDivisionError("float modulo")
+    mod = np.fmod(a, b)
+    if mod != 0.0:
+        if (b < 0.0) != (mod < 0.0):
+            mod += b
+        return mod
+    return np.copysign(0.0, b)
+
+
+@numba.njit(cache=True)
+def _ac_py_power(a, b):
+    if a == 0.0 and b < 0.0:
+        raise ZeroDivisionError("0.0 cannot be raised to a negative power")
+    if a < 0.0 and np.isfinite(b) and b != np.floor(b):
+        raise OverflowError("a negative float to a fractional power is complex in Python")
+    r = a ** b
+    if np.isinf(r) and np.isfinite(a) and np.isfinite(b):
+        raise OverflowError("float power out of range")  # Python raises: the graph reruns
+    return r
+
+
+@numba.njit(cache=True)
+def _ac_py_round(a):
+    if not np.isfinite(a) or abs(a) >= 9.2e18:
+        raise OverflowError("round() of a float outside 64 bits")  # Python decides: rerun
+    return int(np.rint(a))
+'''
+
+PY_COMPLEX = '''
+
+@numba.njit(cache=True)
+def _ac_py_abs_complex(z):
+    r = abs(z)
+    if np.isinf(r) and np.isfinite(z.real) and np.isfinite(z.imag):
+        raise OverflowError("absolute value too large")  # Python raises: the graph reruns
+    return r
+'''
+
+PY_CONVERSIONS = '''
+
+@numba.njit(cache=True)
+def _ac_py_int_float(x):
+    if x != x:
+        raise ValueError("cannot convert float NaN to integer")
+    if not -9.223372036854775808e18 <= x < 9.223372036854775808e18:
+        raise OverflowError("int() of a float outside 64 bits")  # Python decides: rerun
+    return int(x)
+
+
+@numba.njit(cache=True)
+def _ac_py_int_uint64(x):
+    if x > numba.uint64(9223372036854775807):
+        raise OverflowError("int() of a uint64 outside int64")  # Python decides: rerun
+    return numba.int64(x)
+'''
+
+FITS = '''
+@numba.njit(cache=True)
+def _ac_fits_{dtype}(v):
+    if v < {low} or v > {high}:
+        raise OverflowError("a Python int out of bounds for {dtype}")
+    return v
+'''
+
+RESHAPE = '''
+@numba.njit(cache=True)
+def _ac_reshape(a, shape):
+    # NumPy: a view when the layout allows, else a copy; used only where the two cannot differ.
+    # numba's ascontiguousarray returns a C-contiguous array itself (a branch on a.flags would
+    # not type: numba types a.reshape of a non-contiguous array in the untaken branch too)
+    return np.ascontiguousarray(a).reshape(shape)
+'''
+
+UFUNC_OUTER = '''
+@numba.njit(cache=True)
+def _ac_outer_{name}(a, b):
+    out = np.empty((a.shape[0], b.shape[0]), {dtype})
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            out[i, j] = np.{name}(a[i], b[j])
+    return out
+'''
+
+NORM2 = '''
+@numba.njit(cache=True)
+def _ac_norm2(x):
+    # NumPy's norm(x): sqrt(dot(x, x)) of the flattened array
+    v = np.ascontiguousarray(x).ravel()
+    return np.sqrt(np.dot(v, v))
+'''
+
+
+# -- NumPy ops ---------------------------------------------------------------------------------
+
+
+
+def _accumulator(rule: ReductionDef, source: np.dtype, result: np.dtype) -> np.dtype:
+    """The accumulator dtype (``scalar.accumulator``); raises ValueError where it has none."""
+    acc = accumulator(rule.accumulate, source, result)
+    if acc is None:
+        raise ValueError(f"no accumulator dtype for {source} -> {result} ({rule.accumulate})")
+    return acc
 
 
 def _init_value(init: str, dtype: np.dtype) -> str:
@@ -32,18 +286,6 @@ def _init_value(init: str, dtype: np.dtype) -> str:
     return init
 
 
-def accumulator(rule: ReductionDef, source: np.dtype, result: np.dtype) -> np.dtype:
-    """The dtype a reduction accumulates in (``ReductionDef.accumulate``)."""
-    how = rule.accumulate
-    if how == "input":
-        return source
-    if how == "bool":
-        return np.dtype(bool)
-    if how in ("wide", "float64") and result.kind in "fc":
-        return np.dtype(np.complex128 if result.kind == "c" else np.float64)
-    return result
-
-
 def reduction_source(name: str, rule: ReductionDef, ndim: int, axes: tuple[int, ...],
                      keepdims: bool, source: np.dtype, result: np.dtype,
                      no_identity: str | None) -> str:
@@ -54,8 +296,8 @@ def reduction_source(name: str, rule: ReductionDef, ndim: int, axes: tuple[int, 
     instead (``_streamed_reduction``)."""
     if axes and ndim - 1 not in axes and not rule.arg:
         return _streamed_reduction(name, rule, ndim, axes, keepdims, source, result, no_identity)
-    acc_dt = accumulator(rule, source, result)
-    acc, out = f"np.{dtype_name(acc_dt)}", f"np.{dtype_name(result)}"
+    acc_dt = _accumulator(rule, source, result)
+    acc, out = type_name(acc_dt), type_name(result)
     kept = [d for d in range(ndim) if d not in axes]
     order = kept + list(axes)
     outer = [f"i{k}" for k in range(len(kept))]
@@ -143,8 +385,8 @@ def _streamed_reduction(name: str, rule: ReductionDef, ndim: int, axes: tuple[in
                         no_identity: str | None) -> str:
     """Reduce ``axes`` (not the last one) reading ``a`` in C order: ``acc[o]`` per output
     element ``o`` (the flat index of the kept axes), combined element by element."""
-    acc_dt = accumulator(rule, source, result)
-    acc, out = f"np.{dtype_name(acc_dt)}", f"np.{dtype_name(result)}"
+    acc_dt = _accumulator(rule, source, result)
+    acc, out = type_name(acc_dt), type_name(result)
     kept = [d for d in range(ndim) if d not in axes]
     index = ", ".join(f"d{d}" for d in range(ndim))
     flat = f"d{kept[0]}"
@@ -196,7 +438,7 @@ def linspace_source(name: str, work: np.dtype, result: np.dtype) -> str:
     """``np.linspace(start, stop, num, endpoint)`` of scalars as NumPy computes it: in the
     inexact ``work`` dtype, ``i * step + start`` (``i / div * delta + start`` when the step
     underflows to 0), the endpoint stored exactly, floored for an integer ``result``."""
-    dt, out = f"np.{dtype_name(work)}", f"np.{dtype_name(result)}"
+    dt, out = type_name(work), type_name(result)
     store = f"{out}(np.floor(y))" if result.kind in "iu" else f"{out}(y)"
     last = f"{out}(np.floor(stop))" if result.kind in "iu" else f"{out}(stop)"
     return f'''
@@ -223,7 +465,7 @@ def {name}(start, stop, num, endpoint):
 def arange_source(name: str, result: np.dtype) -> str:
     """``np.arange(start, stop, step)`` as NumPy fills it: ``start + i * delta`` with
     ``delta = (start + step) - start`` computed in the result dtype."""
-    out = f"np.{dtype_name(result)}"
+    out = type_name(result)
     message = "division by zero" if result.kind in "iu" else "float division by zero"
     return f'''
 @numba.njit(cache=True)
@@ -328,7 +570,7 @@ def {name}(a, shift):
 def scan_source(name: str, combine: str, result: np.dtype) -> str:
     """``np.cumsum``/``np.cumprod`` of a vector (or of a flattened array) in the result dtype,
     accumulated in order as NumPy does."""
-    out = f"np.{dtype_name(result)}"
+    out = type_name(result)
     return f'''
 @numba.njit(cache=True)
 def {name}(a):

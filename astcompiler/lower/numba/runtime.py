@@ -176,6 +176,8 @@ _ALL = sum(_BITS)
 FP_STATUS = _LIB is not None  # False: this platform's flags cannot be read (see fp_raised)
 _clear = _LIB.feclearexcept if _LIB is not None else None  # bound once: about 0.2 us a call
 _test = _LIB.fetestexcept if _LIB is not None else None
+FP_ALL = _ALL
+fp_test = _test if _test is not None else (lambda bits: bits)  # nonzero: some flag may be set
 
 
 def fp_clear() -> None:
@@ -195,7 +197,10 @@ def fp_raised() -> bool:
     if not flags:
         return False
     modes = np.geterr()
-    return any(flags & bit and modes[c] != "ignore" for bit, c in zip(_BITS, _CATEGORIES))
+    if any(flags & bit and modes[c] != "ignore" for bit, c in zip(_BITS, _CATEGORIES)):
+        return True
+    _clear(_ALL)  # ignored flags only (underflow): later calls need not look at them again
+    return False
 
 
 _WORDS = {"invalid": "invalid value", "divide": "divide by zero", "over": "overflow",
@@ -223,7 +228,8 @@ def fp_report(ops: list[str]) -> None:
             warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-__all__ = ["Layout", "k_order", "reduced", "copied", "empty", "fp_clear", "fp_raised", "strict",
+__all__ = ["Layout", "k_order", "reduced", "copied", "empty", "fp_clear", "fp_raised", "fp_test",
+           "FP_ALL", "strict",
            "fp_report", "FP_STATUS"]
 
 

@@ -25,13 +25,14 @@ Where numba and NumPy part ways, the rules follow NumPy:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from ...config import config
 from ...graph import Node
 from ...ops import REGISTRY
-from .optable import HELPER_STEMS, INT_DIVISION_HELPERS, MODULAR_INT_UFUNCS
+from . import complex_ops, vecmath
 
 # dtypes a kernel can load, compute and store (numba has no float16; complex is left to NumPy)
 _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
@@ -81,6 +82,10 @@ def constant(value: Any, dtype: np.dtype) -> str:
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return "True" if bool(value) else "False"
+    if dt.kind == "c":  # both parts as float64 constants (NumPy rounds each part to the dtype)
+        value = complex(value)
+        parts = (constant(value.real, np.float64), constant(value.imag, np.float64))
+        return f"{type_name(dt)}(complex({parts[0]}, {parts[1]}))"
     if dt.kind == "f":
         v = float(value)
         if v != v:
@@ -237,10 +242,30 @@ def power_{dt}(a, b):
 # unsigned operands: fmod and remainder agree (both signs are +)
 _HELPERS["fmod_uint"] = _HELPERS["remainder_uint"].replace("def remainder_", "def fmod_")
 
+# helper key (``_HELPERS``) -> the stem of the function it defines, per dtype
+HELPER_STEMS = {"floordiv_int": "floordiv", "floordiv_uint": "floordiv",
+                "floordiv_float": "floordiv", "remainder_int": "remainder",
+                "remainder_uint": "remainder", "fmod_int": "fmod", "fmod_uint": "fmod",
+                "rshift_int": "rshift", "rshift_uint": "rshift", "power_int": "power",
+                "lshift": "lshift", "remainder_float": "remainder"}
+
+# integer division ufuncs -> the stem of their NumPy-exact helper (``_HELPERS``)
+INT_DIVISION_HELPERS = {"floor_divide": "floordiv", "remainder": "remainder", "fmod": "fmod"}
+
+# ufuncs whose result on two's-complement ints is the same bits as in the unsigned dtype of the
+# same width. numba's signed integer arithmetic is ``nsw`` (overflow is undefined to LLVM, which
+# may then compute an int8 product in 64 bits): kernels compute these in the unsigned twin
+MODULAR_INT_UFUNCS = frozenset({"add", "subtract", "multiply", "negative", "square"})
+
 
 def helper_source(key: str) -> str:
-    """Source of helper ``key`` (``"name"`` or ``"name:dtype"``), without its decorator."""
+    """Source of helper ``key`` (``"name"`` or ``"name:dtype"``), without its decorator;
+    empty for an imported helper (``vecmath``)."""
     name, _, dt = key.partition(":")
+    if name == vecmath.PREFIX:
+        return ""
+    if name in complex_ops.HELPERS:
+        return complex_ops.helper_source(key)
     text = _HELPERS[name]
     if dt:
         dtype = np.dtype(dt)
@@ -252,12 +277,25 @@ def helper_source(key: str) -> str:
 
 def raises_flags(key: str) -> bool:
     """Whether helper ``key`` raises floating-point flags itself (NumPy's integer division)."""
-    return "fp_divide_by_zero()" in _HELPERS[key.partition(":")[0]]
+    name = key.partition(":")[0]
+    return (name not in complex_ops.HELPERS and name != vecmath.PREFIX
+            and "fp_divide_by_zero()" in _HELPERS[name])
+
+
+def helper_imports(keys: list[str]) -> list[str]:
+    """Import lines a kernel module needs for helpers ``keys`` (``fma`` for complex ones)."""
+    lines = [complex_ops.FMA_IMPORT] if any(
+        k.partition(":")[0] in complex_ops.HELPERS for k in keys) else []
+    return lines + [vecmath.import_line(k) for k in keys if k.partition(":")[0] == vecmath.PREFIX]
 
 
 def helper_call(key: str) -> str:
     """The function name a template uses for helper ``key``."""
     name, _, dt = key.partition(":")
+    if name in complex_ops.HELPERS:
+        return complex_ops.helper_call(key)
+    if name == vecmath.PREFIX:
+        return vecmath.call_name(key)
     if not dt:
         return name
     stem = HELPER_STEMS[name]
@@ -301,7 +339,7 @@ def operand_dtype(value: Any, weak: dict[Node, type]) -> Any:
     return None
 
 
-def _scalar_operand(value: Any) -> bool:
+def kernel_operand(value: Any) -> bool:
     """Node or scalar constant a kernel can read."""
     if isinstance(value, Node):
         return value.meta is not None and kernel_dtype(value.meta.dtype)
@@ -310,23 +348,28 @@ def _scalar_operand(value: Any) -> bool:
     return isinstance(value, np.generic) and kernel_dtype(value.dtype)
 
 
-def lower_pointwise(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
-    """The scalar rule for a pointwise node, or None when it must run with NumPy."""
+def lower_pointwise(node: Node, weak: dict[Node, type],
+                    element: Callable[[Node, dict[Node, type]], ScalarRule | None] | None = None
+                    ) -> ScalarRule | None:
+    """The scalar rule for a pointwise node, or None when it must run with NumPy: the ufunc's
+    (NumPy's loop dtypes), else the op's own ``element`` rule (the numba op table's,
+    ``optable.element_rule``), else its ``OpDef.scalar`` template."""
     op = REGISTRY[node.target]
+    if node.meta is not None and complex_ops.touches_complex(node):
+        return complex_ops.lower_complex(node, weak, ScalarRule)  # NumPy-exact complex rules
     if node.meta is None or not kernel_dtype(node.meta.dtype):
         return None
     if any(isinstance(v, Node) for v in node.kwargs.values()) or "out" in node.kwargs:
         return None
     if op.ufunc is not None:
         return _lower_ufunc(node, op.ufunc, weak)
-    special = _SPECIAL.get(node.target)
-    if special is not None:
-        return special(node, weak)
+    if element is not None:
+        return element(node, weak)
     return _lower_generic(node, op.scalar)
 
 
 def _lower_generic(node: Node, template: str | None) -> ScalarRule | None:
-    if template is None or not all(_scalar_operand(a) for a in node.args):
+    if template is None or not all(kernel_operand(a) for a in node.args):
         return None
     try:
         text = template.format(*(f"{{{i}}}" for i in range(len(node.args))),
@@ -338,7 +381,7 @@ def _lower_generic(node: Node, template: str | None) -> ScalarRule | None:
 
 def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarRule | None:
     args = node.args
-    if len(args) != ufunc.nin or not all(_scalar_operand(a) for a in args):
+    if len(args) != ufunc.nin or not all(kernel_operand(a) for a in args):
         return None
     ins = tuple(operand_dtype(a, weak) for a in args)
     if any(t is None for t in ins):
@@ -364,6 +407,10 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarR
         return None
     if override is not None:
         return override
+    vector = vecmath.helper_key(name, in_dts[0].name) if config.vector_math else None
+    if vector is not None and set(in_dts) == {out_dt} and not vecmath.feeds_reduction(node):
+        call = f"{helper_call(vector)}(" + ", ".join(f"{{{i}}}" for i in range(len(in_dts))) + ")"
+        return ScalarRule(in_dts, call, out_dt, (vector,))  # branch-free: the loop vectorizes
     template = REGISTRY[node.target].scalar or f"np.{name}(" + ", ".join(
         f"{{{i}}}" for i in range(ufunc.nin)) + ")"
     return ScalarRule(in_dts, template, out_dt)
@@ -388,7 +435,7 @@ def _float_override(name: str, ins: tuple, out: np.dtype) -> ScalarRule | None |
     """NumPy's float rules at NaN and signed zeros, where numba's own ufuncs differ."""
     T = type_name(out)
     if name in ("maximum", "minimum"):  # NaN propagates; on ties the second operand wins
-        return ScalarRule(ins, _select(">" if name == "maximum" else "<", "{0}", "{1}"), out)
+        return ScalarRule(ins, float_select(">" if name == "maximum" else "<", "{0}", "{1}"), out)
     if name in ("fmax", "fmin"):  # NumPy's result for -0.0 vs 0.0 depends on its SIMD loop
         return False
     if name == "sign":  # sign(-0.0) is 0.0
@@ -400,7 +447,7 @@ def _float_override(name: str, ins: tuple, out: np.dtype) -> ScalarRule | None |
     return None
 
 
-def _select(op: str, a: str, b: str) -> str:
+def float_select(op: str, a: str, b: str) -> str:
     """NumPy's float ``maximum`` (``op`` ``>``) / ``minimum`` (``<``): ``a`` when it wins or is NaN."""
     return f"({a} if ({a} {op} {b} or {a} != {a}) else {b})"
 
@@ -445,85 +492,6 @@ def _ufunc_override(name: str, ins: tuple, out: np.dtype, node: Node) -> ScalarR
     return None
 
 
-def _readable(node: Node, indices: tuple[int, ...]) -> bool:
-    return all(_scalar_operand(node.args[i]) for i in indices)
-
-
-def _lower_where(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
-    if len(node.args) != 3 or not _readable(node, (0, 1, 2)):
-        return None
-    out = np.dtype(node.meta.dtype)
-    return ScalarRule((np.dtype(bool), out, out), "({1} if {0} else {2})", out)
-
-
-def _lower_clip(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
-    if len(node.args) != 3 or node.kwargs:
-        return None
-    out = np.dtype(node.meta.dtype)
-    a, lo, hi = node.args
-    source = a.meta.dtype if isinstance(a, Node) and a.meta is not None else None
-    if source is not None and np.dtype(source).kind in "iu":  # NumPy's np.clip (NEP 50):
-        info = np.iinfo(source)  # a Python int bound beyond the dtype's range is dropped
-        lo = None if type(lo) is int and lo <= info.min else lo
-        hi = None if type(hi) is int and hi >= info.max else hi
-        if any(type(v) is int and not info.min <= v <= info.max for v in (lo, hi)):
-            return None  # NumPy raises OverflowError
-    used = tuple(i for i, v in enumerate((a, lo, hi)) if v is not None)
-    if not _readable(node, used) or 0 not in used:
-        return None
-    expr = "{0}"
-    if out.kind == "f":  # NumPy's clip: max, then min, each keeping a NaN first operand
-        if lo is not None:
-            expr = _select(">", expr, "{1}")
-        if hi is not None:
-            expr = _select("<", expr, "{2}")
-    else:
-        if lo is not None:
-            expr = f"np.maximum({expr}, {{1}})"
-        if hi is not None:
-            expr = f"np.minimum({expr}, {{2}})"
-    dts = tuple(out if v is not None else None for v in (a, lo, hi))
-    return ScalarRule(dts, expr, out, operands=used)
-
-
-def _lower_round(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
-    decimals = node.kwargs.get("decimals", 0)
-    if set(node.kwargs) - {"decimals"} or not isinstance(decimals, (int, np.integer)):
-        return None
-    if len(node.args) != 1 or not _scalar_operand(node.args[0]):
-        return None
-    out = np.dtype(node.meta.dtype)
-    src = operand_dtype(node.args[0], weak)
-    if not isinstance(src, np.dtype) or src != out:
-        return None
-    if out.kind in "iu":
-        return ScalarRule((out,), "{0}", out) if decimals >= 0 else None
-    if out.kind != "f":
-        return None
-    if decimals == 0:
-        return ScalarRule((out,), "np.rint({0})", out)
-    factor = constant(10.0 ** abs(int(decimals)), out)
-    if decimals > 0:
-        return ScalarRule((out,), f"np.divide(np.rint(np.multiply({{0}}, {factor})), {factor})", out)
-    return ScalarRule((out,), f"np.multiply(np.rint(np.divide({{0}}, {factor})), {factor})", out)
-
-
-def _lower_cast(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
-    """astype / copy: the value itself, cast to the node's dtype."""
-    if not node.args or not _scalar_operand(node.args[0]):
-        return None
-    returns_input = REGISTRY[node.target].returns_input
-    if returns_input is not None and returns_input(node.args, node.kwargs):
-        return None  # may return its input itself: NumPy decides
-    if node.target == "copy" and node.kwargs.get("order", "K") not in ("K", "C", "F"):
-        return None
-    return ScalarRule((None,), "{0}", None, operands=(0,))
-
-
-_SPECIAL = {"where": _lower_where, "clip": _lower_clip, "round": _lower_round,
-            "astype": _lower_cast, "copy": _lower_cast}
-
-
 # -- reductions -------------------------------------------------------------------------------
 
 
@@ -558,19 +526,22 @@ def empty_message(name: str) -> str:
     return REGISTRY[name].no_identity
 
 
-def _accumulator(rule: str, src: np.dtype, result: np.dtype) -> np.dtype | None:
-    if rule == "wide":  # float sums accumulate in float64 (NumPy: pairwise in the input's float)
-        if result.kind == "f":
-            return np.dtype(np.float64)
-        return result if result.kind in "iub" else None
-    if rule == "input":
-        return src
-    if rule == "result":
+def accumulator(how: str, source: np.dtype, result: np.dtype) -> np.dtype | None:
+    """The dtype a reduction accumulates in (``ReductionDef.accumulate``), in fused kernels and
+    loop helpers alike; None when there is no rule for these dtypes. ``"wide"`` and
+    ``"float64"``: float64 (complex128) for inexact results (NumPy sums floats pairwise in the
+    input's float: float64 keeps float32 sums as accurate); ``"wide"`` keeps integer and bool
+    results' own dtype."""
+    if how == "input":
+        return source
+    if how == "result":
         return result
-    if rule == "bool":
+    if how == "bool":
         return np.dtype(bool)
-    if rule == "float64":
-        return np.dtype(np.float64) if result.kind == "f" else None
+    if how in ("wide", "float64") and result.kind in "fc":
+        return np.dtype(np.complex128 if result.kind == "c" else np.float64)
+    if how == "wide" and result.kind in "iub":
+        return result
     return None
 
 
@@ -588,7 +559,7 @@ def lower_reduction(node: Node) -> ReductionRule | None:
     src, result = np.dtype(source.meta.dtype), np.dtype(node.meta.dtype)
     if not (kernel_dtype(src) and kernel_dtype(result)):
         return None
-    acc = _accumulator(spec.accumulate, src, result)
+    acc = accumulator(spec.accumulate, src, result)
     if acc is None or not kernel_dtype(acc):
         return None
     if acc.kind == "i" and not spec.arg and any(c in spec.combine for c in "+*"):

@@ -3,7 +3,8 @@
 It takes the graph's placeholders, allocates kernel outputs with ``np.empty`` (NumPy's
 allocator: huge pages for big arrays, no page faults inside the kernel's hot loop), calls the
 kernels (the ``prange`` twin when the iteration space has at least
-``config.parallel_threshold`` elements), and evaluates views, extern, creation and mutation
+``config.parallel_threshold`` elements, ``config.blas_parallel_threshold`` in a graph that calls
+BLAS), and evaluates views, extern, creation and mutation
 nodes with their NumPy reference implementations. Objects that have no literal form are bound
 through ``make_forward``'s parameters.
 """
@@ -15,15 +16,22 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...graph import Node
+from ...config import config
+from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ...ops.python_scalars import PYTHON_OPS
 from .cpu import KernelCode, Namer
-from .scalar import python_int_bounds, raises_flags
+from .oprules_common import reads_index, stores_index
+from .scalar import python_int_bounds, raises_flags, type_name
 from .plan import KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward",
-                                           "___fallback", "___error", "___rt"}
+                                           "___fallback", "___error", "___rt", "___strict"}
+# a wrapper whose writes cannot be rerun reads ``np.errstate`` up front (``runtime.strict``), or
+# takes it as the keyword ``STRICT`` (then it has the attribute ``TAKES_STRICT``): a host loop
+# around it reads the errstate once instead of once per iteration
+STRICT = "___strict"
+TAKES_STRICT = "takes_strict"
 
 
 def _op_key(node: Node) -> str:
@@ -48,7 +56,8 @@ class WrapperWriter:
         self.regions = regions  # writes a region step (host.py: structured piece or host loop)
         self.codes = codes
         self.modules = modules
-        self.threshold = threshold
+        self.beside_blas = calls_threaded(plan.graph)  # see kernel_threshold
+        self.threshold = kernel_threshold(plan.graph, threshold)
         self.fn_name = name
         reserved = set(_WRAPPER_RESERVED)
         for code in codes.values():
@@ -58,12 +67,13 @@ class WrapperWriter:
         self.ops: dict[str, str] = {}
         for step in plan.steps:
             if isinstance(step, NodeStep) and step.node.op == "call" \
-                    and step.node.target not in ("getitem", "setitem"):
+                    and not (reads_index(step.node) or stores_index(step.node)):
                 key = _op_key(step.node)
                 self.ops[key] = f"op_{key.replace(':', '_')}"
             elif isinstance(step, KernelStep) and step.kernel.store_into is not None \
-                    and step.kernel.store_into.target == "copy_":
-                self.ops["copy_"] = "op_copy_"
+                    and not stores_index(step.kernel.store_into):  # copy_: NumPy's casting
+                key = _op_key(step.kernel.store_into)
+                self.ops[key] = f"op_{key.replace(':', '_')}"
         reserved |= set(self.ops.values())
         self.names = Namer(reserved)
         self.var: dict[Node, str] = {}
@@ -74,6 +84,7 @@ class WrapperWriter:
         self.effect_line: int | None = None  # its line number in the module (after ``build``)
         self.mutated: set[Node] = set()  # placeholders the graph writes to
         self.fp_dirty = True  # NumPy steps may have left FP flags set since the last clear
+        self.fp_fresh = True  # no step yet: flags the caller left only cost a rerun with NumPy
         self.opaque = False  # a region or an op with side effects ran: rerunning would repeat it
         self.fp_reported = False  # some kernel's FP flags are reported in place (no rerun)
         for node in plan.graph.placeholders:
@@ -152,7 +163,7 @@ class WrapperWriter:
             self.mutated |= inputs
 
     def node_step(self, node: Node) -> None:
-        self.fp_dirty = True
+        self.fp_dirty, self.fp_fresh = True, False
         if node.op == "region":
             if self.regions is None:
                 raise AssertionError("a region step needs a region writer (host.py)")
@@ -163,12 +174,12 @@ class WrapperWriter:
         op = REGISTRY.ops.get(node.target)
         if op is not None and op.side_effects and op.kind != "mutation":
             self.opaque = True
-        if node.target == "getitem" and len(node.args) == 2 and not node.kwargs:
+        if reads_index(node) and len(node.args) == 2 and not node.kwargs:
             self.var[node] = self.names(node.name)
             self.emit(f"{self.var[node]} = {self.value(node.args[0])}[{self.index(node.args[1])}]",
                       node.origin)
             return
-        if node.target == "setitem" and len(node.args) == 3 and not node.kwargs:
+        if stores_index(node) and len(node.args) == 3 and not node.kwargs:
             dst, index, value = node.args
             self.emit(f"{self.value(dst)}[{self.index(index)}] = {self.value(value)}", node.origin)
             return
@@ -189,17 +200,21 @@ class WrapperWriter:
         dims = [self.dim_expr(kernel, d) for d in range(len(kernel.shape))]
         self.allocations(kernel, code, dims, origin)
         checked = _floating(kernel)
-        if checked and self.fp_dirty:
+        fresh = self.fp_fresh and self.can_rerun and kernel.store_into is None
+        self.fp_fresh = False
+        if checked and self.fp_dirty and not fresh:  # (fresh: a flag found after it reruns)
             self.emit("___rt.fp_clear()  # NumPy warns about the FP flags a kernel raises", origin)
         if kernel.store_into is not None:
             self.fused_store(kernel, code, dims, origin)
         else:
+            if kernel.masked is not None:  # dst[mask] = ... (masked.py): the kernel writes dst
+                self.note_effect(kernel.masked.store)
             self.call(kernel, code, dims, origin, 2)
         if checked:
             self.check_fp(kernel, origin)
         for node in code.returns:
             name = self.var[node]
-            self.emit(f"{name} = {_scalar_type(node.meta.dtype)}({name})", node.origin)
+            self.emit(f"{name} = {type_name(node.meta.dtype)}({name})", node.origin)
 
     def allocations(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                     origin: str | None) -> None:
@@ -208,14 +223,15 @@ class WrapperWriter:
         (``runtime.k_order``: Fortran-ordered in, Fortran-ordered out)."""
         buffers = [n for n in code.buffers if n is not kernel.stored]
         wide = [n for n in code.inputs if len(n.meta.shape) >= 2 and not n.meta.scalar]
+        reuse = in_place_buffers(kernel, code)
         if not wide or not any(len(n.meta.shape) >= 2 for n in buffers):
             for node in buffers:
-                self.allocate(kernel, node, dims, self.var[node], node.origin)
+                self.allocate(kernel, node, dims, self.var[node], node.origin, reuse=reuse)
             return
         self.emit("if " + " and ".join(f"{self.var[n]}.flags.c_contiguous" for n in wide) + ":",
                   origin)
         for node in buffers:
-            self.allocate(kernel, node, dims, self.var[node], node.origin, 3)
+            self.allocate(kernel, node, dims, self.var[node], node.origin, 3, reuse)
         self.emit("else:  # NumPy's output layout follows its inputs' (order='K')", origin)
         layouts = self.layouts(kernel, [n for n in buffers if len(n.meta.shape) >= 2], dims)
         for node in buffers:
@@ -223,7 +239,7 @@ class WrapperWriter:
                 self.allocate(kernel, node, dims, self.var[node], node.origin, 3)
                 continue
             shape = self.shape_expr(kernel, node, dims)
-            self.emit(f"{self.var[node]} = ___rt.empty({shape}, {_dtype_expr(node.meta.dtype)}, "
+            self.emit(f"{self.var[node]} = ___rt.empty({shape}, {type_name(node.meta.dtype)}, "
                       f"{layouts[node]})", node.origin, 3)
 
     def layouts(self, kernel: KernelPlan, wanted: list[Node], dims: list[str]) -> dict[Node, str]:
@@ -250,7 +266,7 @@ class WrapperWriter:
             if isinstance(rule, ReductionRule):
                 keep = bool(node.kwargs.get("keepdims", False))
                 text = f"___rt.reduced({args[0]}, {shape}, {reduced_axes(node)!r}, {keep})"
-            elif node.target == "copy" and node.kwargs.get("order", "K") != "K":
+            elif _order_arg(node) and node.kwargs.get("order", "K") != "K":
                 text = f"___rt.copied({shape}, {args[0]}, {node.kwargs['order']!r})"
             else:
                 text = f"___rt.k_order({shape}, ({', '.join(args)}{',' if len(args) == 1 else ''}))"
@@ -269,7 +285,7 @@ class WrapperWriter:
         reruns the call with NumPy, which warns and raises as the plain call does; after a
         write to an input it cannot, and the flags are reported as NumPy would word them."""
         self.fp_dirty = False
-        self.emit("if ___rt.fp_raised():", origin)
+        self.emit("if ___rt.fp_test(___rt.FP_ALL) and ___rt.fp_raised():", origin)
         if self.can_rerun:
             params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
             self.emit(f"return ___fallback.eager({params})", origin, 3)
@@ -279,10 +295,14 @@ class WrapperWriter:
             self.emit(f"___rt.fp_report({ops!r})", origin, 3)
 
     def allocate(self, kernel: KernelPlan, node: Node, dims: list[str], name: str,
-                 origin: str | None, depth: int = 2) -> None:
+                 origin: str | None, depth: int = 2, reuse: dict | None = None) -> None:
+        if reuse and node in reuse:  # C order: the BLAS result's own layout
+            self.emit(f"{name} = {self.var[reuse[node]]}  # in place: a BLAS result read only "
+                      "here, element by element", origin, depth)
+            return
         shape = self.shape_expr(kernel, node, dims)
-        order = ', order="F"' if node.target == "copy" and node.kwargs.get("order") == "F" else ""
-        self.emit(f"{name} = np.empty({shape}, {_dtype_expr(node.meta.dtype)}{order})", origin, depth)
+        order = ', order="F"' if _order_arg(node) and node.kwargs.get("order") == "F" else ""
+        self.emit(f"{name} = np.empty({shape}, {type_name(node.meta.dtype)}{order})", origin, depth)
 
     def check_python_ints(self, code: KernelCode, origin: str | None, depth: int) -> None:
         """A Python int operand reaches the kernel as int64 and is cast to the dtype of the ops
@@ -313,7 +333,8 @@ class WrapperWriter:
         if code.parallel_name is None:
             self.emit(f"{assign}{code.name}({arglist})", origin, depth)
             return
-        self.emit(f"if {self.size_expr(kernel, code, dims, stored_as)} >= {self.threshold}:",
+        why = "  # serial below this size beside BLAS" if self.beside_blas else ""
+        self.emit(f"if {self.size_expr(kernel, code, dims, stored_as)} >= {self.threshold}:{why}",
                   origin, depth)
         threads = _floating(kernel)  # FP flags are per thread: the workers' are gathered
         if threads:
@@ -337,7 +358,7 @@ class WrapperWriter:
         dst = mutation.args[0]
         self.note_effect(mutation)
         view = self.names(f"view_{kernel.stored.name}")
-        if mutation.target == "setitem":
+        if stores_index(mutation):
             self.emit(f"{view} = {self.value(dst)}[{self.index(mutation.args[1])}]", mutation.origin)
         else:
             self.emit(f"{view} = {self.value(dst)}", mutation.origin)
@@ -351,11 +372,12 @@ class WrapperWriter:
         temp = self.names(f"tmp_{kernel.stored.name}")
         self.allocate(kernel, kernel.stored, dims, temp, kernel.stored.origin, 3)
         self.call(kernel, code, dims, origin, 3, stored_as=temp)
-        if mutation.target == "setitem":
+        if stores_index(mutation):
             self.emit(f"{self.value(dst)}[{self.index(mutation.args[1])}] = {temp}",
                       mutation.origin, 3)
         else:
-            self.emit(f"{self.ops['copy_']}({self.value(dst)}, {temp})", mutation.origin, 3)
+            self.emit(f"{self.ops[_op_key(mutation)]}({self.value(dst)}, {temp})", mutation.origin,
+                      3)
 
     def may_overlap(self, kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
         """Could input ``node`` share memory with the mutation's destination at run time?"""
@@ -410,7 +432,7 @@ class WrapperWriter:
                 self.node_step(step.node)
         if self.fp_reported:  # np.errstate(...="raise"): NumPy raises before the writes
             params = ", ".join(self.var[n] for n in graph.placeholders)
-            self.lines[:0] = ["        if ___rt.strict():",
+            self.lines[:0] = [f"        if ___rt.strict() if {STRICT} is None else {STRICT}:",
                               f"            return ___fallback.eager({params})"]
             if self.first_effect is not None:
                 self.first_effect += 2
@@ -442,11 +464,15 @@ class WrapperWriter:
                 head.insert(head.index("from astcompiler.ops import REGISTRY") + 1,
                             "from astcompiler.ops.python_scalars import PYTHON_OPS")
         consts = ", ".join(self.const_names + ["___fallback"])
+        # np.errstate read once per call; a host loop reads it once for all its iterations
+        strict = f"{', ' if params else ''}{STRICT}=None" if self.fp_reported else ""
+        hoisted = [f"    {self.fn_name}.{TAKES_STRICT} = True  # host loops pass {STRICT}"
+                   ] if self.fp_reported else []
         call = f"({params},)" if len(self.plan.graph.placeholders) == 1 else f"({params})"
         body = ["", "", f"def make_forward({consts}):",
                 f'    """Bind {len(self.consts)} constant(s) of the graph and the eager fallback; '
                 'returns the forward function."""',
-                f"    def {self.fn_name}({params}):",
+                f"    def {self.fn_name}({params}{strict}):",
                 "        if ___fallback.slow:  # the first call saves the inputs it writes to; "
                 "after a numba failure: eager",
                 f"            return ___fallback.slow_call({self.fn_name}, {call})",
@@ -458,8 +484,53 @@ class WrapperWriter:
                 "            if not ___fallback.recover(___error):",
                 "                raise",
                 f"        return ___fallback.eager({params})",
-                f"    return {self.fn_name}", ""]
+                *hoisted, f"    return {self.fn_name}", ""]
         return "\n".join(head + body + lines + tail)
+
+
+def in_place_buffers(kernel: KernelPlan, code: KernelCode) -> dict[Node, Node]:
+    """Output buffers of a pointwise kernel that may be the memory of one of its inputs: a
+    BLAS/LAPACK result (a fresh C-ordered array; ``OpDef.threaded``) of the buffer's shape and
+    dtype that nothing but this kernel reads. Each element is then read in its own iteration
+    before that iteration stores it, so no allocation (and no page faults) for the buffer."""
+    if kernel.style != "pointwise" or kernel.store_into is not None or kernel.masked is not None:
+        return {}
+    members = set(kernel.nodes)
+    candidates = [n for n in code.inputs if n.op == "call" and n.target in REGISTRY.ops
+                  and REGISTRY[n.target].threaded and n.meta is not None and not n.meta.scalar
+                  and REGISTRY[n.target].returns_input is None
+                  and n.meta.ndim >= 1 and tuple(n.meta.shape) == tuple(kernel.shape)
+                  and n.users and all(u in members for u in n.users)]
+    reuse: dict[Node, Node] = {}
+    for node in code.buffers:
+        if node is kernel.stored or node.meta is None or node.meta.scalar:
+            continue
+        for src in candidates:
+            if src not in reuse.values() and tuple(src.meta.shape) == tuple(node.meta.shape) \
+                    and np.dtype(src.meta.dtype) == np.dtype(node.meta.dtype):
+                reuse[node] = src
+                break
+    return reuse
+
+
+def calls_threaded(graph: Graph) -> bool:
+    """``graph`` (or a region's subgraph in it) calls an op with a thread pool of its own."""
+    for node in graph.nodes:
+        if node.op == "call" and node.target in REGISTRY.ops and REGISTRY[node.target].threaded:
+            return True
+        if node.op == "region" and any(calls_threaded(g) for g in node.info.subgraphs.values()):
+            return True
+    return False
+
+
+def kernel_threshold(graph: Graph, threshold: int) -> int:
+    """Iteration-space size from which a kernel runs its ``prange`` twin. Beside BLAS/LAPACK
+    calls (``OpDef.threaded``) a 2-core machine has no core to spare: numba's OpenMP workers
+    would compete with BLAS's threads (and spin after their region), so only kernels big enough
+    to amortize that (``config.blas_parallel_threshold``) run in parallel there."""
+    if calls_threaded(graph):
+        return max(threshold, int(config.blas_parallel_threshold))
+    return threshold
 
 
 def _origins(kernel: KernelPlan) -> str | None:
@@ -486,12 +557,12 @@ def _same_view(kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> boo
     if kernel.style != "pointwise" or tuple(node.meta.shape) != kernel.shape:
         return False
     whole = (Ellipsis, (Ellipsis,), slice(None))
-    if mutation.target == "copy_":
+    if not stores_index(mutation):  # copy_: all of dst
         return node is dst
     index = mutation.args[1]
     if node is dst:
         return any(_same_index(index, w) for w in whole)
-    return (node.op == "call" and node.target == "getitem" and len(node.args) == 2
+    return (reads_index(node) and len(node.args) == 2
             and node.args[0] is dst and _same_index(node.args[1], index))
 
 
@@ -520,10 +591,7 @@ def _floating(kernel: KernelPlan) -> bool:
         or any(raises_flags(key) for rule in kernel.rules.values() for key in rule.helpers)
 
 
-def _dtype_expr(dtype: Any) -> str:
-    dt = np.dtype(dtype)
-    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
-
-
-def _scalar_type(dtype: Any) -> str:
-    return _dtype_expr(dtype)
+def _order_arg(node: Node) -> bool:
+    """An op whose ``order=`` picks its result's layout (``OpDef.order_arg``)."""
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    return op is not None and op.order_arg

@@ -1,18 +1,20 @@
 """The layers of ``astcompiler.nn`` and the global forward hooks.
 
 ``register_module_forward_pre_hook`` / ``register_module_forward_hook`` add hooks run for every
-module; ``hooks_version()`` changes whenever any forward (pre-)hook is registered or removed.
+module; ``hooks_version()`` changes whenever any forward (pre-)hook is registered or removed,
+``state_version()`` whenever any module's attributes, registries or hooks change.
 """
 
 from .activation import GELU, ReLU, Sigmoid, Softmax, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 from .linear import Identity, Linear
-from .module import (Module, hooks_version, register_module_forward_hook,
-                     register_module_forward_pre_hook)
+from .module import (Module, ModuleRegistry, hooks_version, register_module_forward_hook,
+                     register_module_forward_pre_hook, state_version)
 from .normalization import LayerNorm
 from .sparse import Embedding
 
 __all__ = ["Dropout", "Embedding", "GELU", "Identity", "LayerNorm", "Linear", "Module",
            "ModuleDict", "ModuleList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
-           "hooks_version", "register_module_forward_hook", "register_module_forward_pre_hook"]
+           "ModuleRegistry", "hooks_version", "register_module_forward_hook",
+           "register_module_forward_pre_hook", "state_version"]

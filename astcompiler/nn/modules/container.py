@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Any, Iterable, Iterator, Mapping
 
 from .._utils import add_indent
-from .module import Module
+from .module import Module, ModuleRegistry
 
 __all__ = ["ModuleDict", "ModuleList", "Sequential"]
 
@@ -27,7 +27,8 @@ def _absolute_index(index: Any, size: int) -> int:
 
 def _renumber(container: Module) -> None:
     """Keys "0", "1", ... in the current order (after a deletion)."""
-    container._modules = {str(i): module for i, module in enumerate(container._modules.values())}
+    container._modules = ModuleRegistry(
+        (str(i), module) for i, module in enumerate(container._modules.values()))
 
 
 def _insert(container: Module, index: int, module: Module) -> None:

@@ -30,8 +30,8 @@ from ..compile_support import run_compiled_module
 from ..hooks import RemovableHandle
 from ..parameter import Parameter
 
-__all__ = ["Module", "hooks_version", "register_module_forward_hook",
-           "register_module_forward_pre_hook"]
+__all__ = ["Module", "ModuleRegistry", "hooks_version", "register_module_forward_hook",
+           "register_module_forward_pre_hook", "state_version"]
 
 T = TypeVar("T", bound="Module")
 Hook = Callable[..., Any]
@@ -66,6 +66,73 @@ def _bump_hooks_version() -> None:
     global _hooks_version
     with _hooks_version_lock:
         _hooks_version += 1
+    _bump_state_version()
+
+
+# ---------------------------------------------------------------------------------------------
+# The module-state version
+# ---------------------------------------------------------------------------------------------
+
+_state_version = 0
+_NOT_SET = object()
+
+
+def state_version() -> int:
+    """An integer that increases whenever any module's attributes, parameters, buffers,
+    submodules or forward hooks change through the module API: ``__setattr__``, ``__delattr__``,
+    ``register_*``, ``train``/``eval``, the registries' own dict methods. Compiled code re-checks
+    the module attributes it read only when this moved. (Writes that bypass the API, into
+    ``module.__dict__`` or with ``object.__setattr__``, do not change it.)"""
+    return _state_version
+
+
+def _bump_state_version() -> None:
+    global _state_version
+    with _hooks_version_lock:
+        _state_version += 1
+
+
+class ModuleRegistry(dict):
+    """A module's ``_parameters``, ``_buffers`` or ``_modules``: a dict whose every change moves
+    ``state_version()``."""
+
+    __ac_dict__ = True  # read like a dict by the compiler
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _bump_state_version()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        _bump_state_version()
+        dict.__delitem__(self, key)
+
+    def __ior__(self, other: Any) -> "ModuleRegistry":
+        _bump_state_version()
+        dict.update(self, other)
+        return self
+
+    def clear(self) -> None:
+        _bump_state_version()
+        dict.clear(self)
+
+    def pop(self, *args: Any) -> Any:
+        _bump_state_version()
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple:
+        _bump_state_version()
+        return dict.popitem(self)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        _bump_state_version()
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        _bump_state_version()
+        dict.update(self, *args, **kwargs)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (ModuleRegistry, (dict(self),))
 
 
 def register_module_forward_pre_hook(hook: Hook) -> RemovableHandle:
@@ -174,10 +241,10 @@ class Module:
     def __init__(self) -> None:
         init = object.__setattr__
         init(self, "training", True)
-        init(self, "_parameters", {})
-        init(self, "_buffers", {})
+        init(self, "_parameters", ModuleRegistry())
+        init(self, "_buffers", ModuleRegistry())
         init(self, "_non_persistent_buffers_set", set())
-        init(self, "_modules", {})
+        init(self, "_modules", ModuleRegistry())
         for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                      "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
@@ -339,6 +406,8 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         state = self.__dict__
+        if state.get(name, _NOT_SET) is not value:  # (the registries' writes move it too)
+            _bump_state_version()
         params = state.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
@@ -378,6 +447,7 @@ class Module:
             object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        _bump_state_version()
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:

@@ -1,0 +1,238 @@
+"""Loop bodies planned like top-level graphs: the kernels of a structured function.
+
+Every graph a structured function holds (its top level, each loop body, each branch) goes through
+the same planner as a graph without regions (``plan.build_plan``): pointwise chains with
+broadcasting, reductions with their producers and per-row consumers, ordering barriers at
+mutations, stores fused into slices. Each ``KernelStep`` becomes a call of the kernel's serial
+function (``cpu.kernel_code``; its module is a real file the structured module imports); its
+outputs are allocated in the structured code with ``np.empty`` from the shapes of the arrays in
+scope (C order: the structured function's arrays are C-ordered, as numba's own results are). A
+fused store writes straight into the destination view unless an input may share its memory, as
+the wrapper decides at top level (then into a temporary, copied in after). ``NodeStep``s and
+regions stay statements of the structured function.
+
+0-d values of a structured function are numbers, never 0-d arrays, so kernels here take and
+return them as values (``values_0d``). A Python int operand outside the range the kernel's
+dtypes can take raises OverflowError, which ``compile_structured``'s runner turns into a NumPy
+run (or an error, once an input was written), as for its own checked Python ints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from ...config import config
+from ...graph import Graph, Node
+from .cpu import KernelCode, kernel_code, rule_compiles
+from .files import load_source
+from .optable import reads_index, stores_index
+from .plan import KernelPlan, Plan, ReductionRule, build_plan
+from .scalar import python_int_bounds
+
+INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+OVERLAP = '''
+@numba.njit(cache=True)
+def _ac_may_overlap(a, b):
+    # NumPy's may_share_memory: the byte ranges the two arrays span intersect
+    if a.size == 0 or b.size == 0:
+        return False
+    lo_a = a.ctypes.data
+    hi_a = lo_a + a.itemsize
+    for d in range(a.ndim):
+        step = a.strides[d] * (a.shape[d] - 1)
+        if step < 0:
+            lo_a += step
+        else:
+            hi_a += step
+    lo_b = b.ctypes.data
+    hi_b = lo_b + b.itemsize
+    for d in range(b.ndim):
+        step = b.strides[d] * (b.shape[d] - 1)
+        if step < 0:
+            lo_b += step
+        else:
+            hi_b += step
+    return lo_a < hi_b and lo_b < hi_a
+'''
+
+
+class Emitter(Protocol):
+    """What a structured function's emitter offers the kernel calls written into it."""
+
+    names: dict[Node, str]
+    helpers: set[str]
+
+    def fresh(self, hint: str) -> str: ...
+
+    def value(self, v: Any, like: np.dtype | None = None) -> str: ...
+
+    def index(self, base: Any, index: Any) -> str: ...
+
+    def emit(self, indent: str, text: str, node: Node | None = None) -> None: ...
+
+
+@dataclass
+class LoopKernels:
+    """The kernels of one structured function: planned per graph, loaded, imported by alias."""
+
+    cache: bool = field(default_factory=lambda: bool(config.numba_cache))
+    imports: list[str] = field(default_factory=list)
+    codes: list[tuple[str, KernelCode, str]] = field(default_factory=list)  # alias, code, path
+
+    def plan(self, graph: Graph) -> Plan:
+        """The top-level planner on one graph of the structured function. Python numbers stay
+        statements of the structured function (Python's semantics: exact ints, ZeroDivisionError)."""
+        return build_plan(graph, [None] * len(graph.placeholders), accept=_in_kernel)
+
+    def call(self, emitter: Emitter, kernel: KernelPlan, plan: Plan, indent: str) -> None:
+        """Allocate a kernel's outputs, check its Python-int operands and call it."""
+        code = kernel_code(kernel, plan, cache=self.cache, values_0d=True)
+        _, stem, path = load_source(kernel.name, code.source)
+        alias = emitter.fresh(kernel.name)
+        self.imports.append(f"from {stem} import {code.name} as {alias}")
+        self.codes.append((alias, code, path))
+        origin = _first_origin(kernel)
+        for node in code.inputs:
+            self.check_python_int(emitter, node, indent)
+        dims = [_dim(emitter, kernel, d) for d in range(len(kernel.shape))]
+        for node in code.buffers + code.returns:
+            emitter.names[node] = emitter.fresh(node.name)
+        for node in code.buffers:
+            if node is not kernel.stored:
+                emitter.emit(indent, f"{emitter.names[node]} = {_empty(kernel, node, dims)}", node)
+        args = [emitter.value(n) for n in code.inputs]
+        if kernel.store_into is not None:
+            self.fused_store(emitter, kernel, plan, code, args, alias, dims, indent)
+            return
+        args += [emitter.names[n] for n in code.buffers]
+        returns = ", ".join(emitter.names[n] for n in code.returns)
+        target = f"{returns} = " if returns else ""
+        emitter.emit(indent, f"{target}{alias}({', '.join(args)})", origin)
+
+    def fused_store(self, emitter: Emitter, kernel: KernelPlan, plan: Plan, code: KernelCode,
+                    args: list[str], alias: str, dims: list[str], indent: str) -> None:
+        """The kernel writes its stored output into the destination view in place, unless an
+        input may share memory with it (then into a temporary, copied in after the call)."""
+        mutation, stored = kernel.store_into, kernel.stored
+        dst = mutation.args[0]
+        where = emitter.index(dst, mutation.args[1]) if stores_index(mutation) else "..."
+        if where == "...":  # the whole destination (numba has no ``a[...]`` view)
+            view = emitter.value(dst)
+        else:
+            view = emitter.fresh(f"view_{stored.name}")
+            emitter.emit(indent, f"{view} = {emitter.value(dst)}[{where}]", mutation)
+        buffers = [view if n is stored else emitter.names[n] for n in code.buffers]
+        returns = ", ".join(emitter.names[n] for n in code.returns)
+        target = f"{returns} = " if returns else ""
+        risky = [n for n in code.inputs if _may_overlap(plan, kernel, n, dst, mutation)]
+        inner = indent
+        if risky:
+            emitter.helpers.add(OVERLAP)
+            tests = " or ".join(f"_ac_may_overlap({view}, {emitter.value(n)})" for n in risky)
+            temp = emitter.fresh(f"tmp_{stored.name}")
+            emitter.emit(indent, f"if {tests}:", mutation)
+            emitter.emit(indent + "    ", f"{temp} = {_empty(kernel, stored, dims)}", stored)
+            temps = [temp if n is stored else b for n, b in zip(code.buffers, buffers)]
+            emitter.emit(indent + "    ", f"{target}{alias}({', '.join(args + temps)})",
+                         _first_origin(kernel))
+            emitter.emit(indent + "    ", f"{view}[...] = {temp}", mutation)
+            emitter.emit(indent, "else:")
+            inner = indent + "    "
+        emitter.emit(inner, f"{target}{alias}({', '.join(args + buffers)})",
+                     _first_origin(kernel))
+
+    def check_python_int(self, emitter: Emitter, node: Node, indent: str) -> None:
+        """A Python int operand the kernel's integer dtypes cannot take: NumPy decides."""
+        if node.meta is None or node.meta.pytype is not int:
+            return
+        low, high = python_int_bounds(node)
+        if (low, high) == INT64:
+            return
+        emitter.emit(indent, f"if not {low} <= {emitter.value(node)} <= {high}:", node)
+        emitter.emit(indent + "    ", 'raise OverflowError("a Python int out of bounds for the '
+                     'dtype of a kernel")')
+
+    def readable(self) -> str:
+        """The kernels' sources, for ``output_code`` after the structured function."""
+        return "".join(f"\n# ---- {alias}: {code.name}  ({path}) ----\n{code.source}"
+                       for alias, code, path in self.codes)
+
+
+def _in_kernel(node: Node, rule: Any) -> bool:
+    meta = node.meta
+    if meta is None or meta.pytype is not None or np.dtype(meta.dtype) == np.float16:
+        return False
+    return rule_compiles(node, rule)
+
+
+def _first_origin(kernel: KernelPlan) -> Node | None:
+    return next((n for n in kernel.nodes if n.origin), None)
+
+
+def _dim(emitter: Emitter, kernel: KernelPlan, d: int) -> str:
+    source = kernel.dims[d]
+    if isinstance(source, tuple):
+        node, axis = source
+        return f"{emitter.value(node)}.shape[{axis}]"
+    return str(int(source))
+
+
+def _empty(kernel: KernelPlan, node: Node, dims: list[str]) -> str:
+    """``np.empty`` of an output buffer: its dims are dims of the iteration space (or 1)."""
+    ndim = len(kernel.shape)
+    columns = isinstance(kernel.rules[node], ReductionRule) and kernel.style == "columns"
+    parts = []
+    for j, size in enumerate(node.meta.shape):
+        if columns and len(node.meta.shape) != ndim:
+            kept = kernel.kept_axes
+            d = kept[j] if j < len(kept) else None
+        else:
+            d = j if j < ndim else None
+        parts.append("1" if size == 1 or d is None else dims[d])
+    shape = f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+    dtype = np.dtype(node.meta.dtype)
+    return f"np.empty({shape}, np.{'bool_' if dtype.kind == 'b' else dtype.name})"
+
+
+def _may_overlap(plan: Plan, kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
+    """Could input ``node`` share memory with the destination (two placeholders may be one
+    array; a view of the destination read element for element in place is safe)?"""
+    if node.meta is None or node.meta.shape == ():
+        return False
+    mine, theirs = plan.roots.get(node, frozenset()), plan.roots.get(dst, frozenset())
+    both_inputs = any(r.op == "placeholder" for r in mine) and any(
+        r.op == "placeholder" for r in theirs)
+    if not (mine & theirs) and not both_inputs:
+        return False
+    return not _read_in_place(kernel, node, dst, mutation)
+
+
+def _read_in_place(kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
+    """A pointwise kernel reads the destination view itself, element for element."""
+    if kernel.style != "pointwise" or tuple(node.meta.shape) != kernel.shape:
+        return False
+    if not stores_index(mutation):  # copy_: all of dst
+        return node is dst
+    index = mutation.args[1]
+    if node is dst:
+        return any(_same(index, whole) for whole in (Ellipsis, (Ellipsis,), slice(None)))
+    return reads_index(node) and len(node.args) == 2 \
+        and node.args[0] is dst and _same(node.args[1], index)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Node) or isinstance(b, Node):
+        return a is b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, slice) and isinstance(b, slice):
+        return all(_same(x, y) for x, y in ((a.start, b.start), (a.stop, b.stop),
+                                            (a.step, b.step)))
+    return type(a) is type(b) and a == b
+
+
+__all__ = ["LoopKernels", "OVERLAP"]

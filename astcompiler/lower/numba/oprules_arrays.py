@@ -1,0 +1,263 @@
+"""Numba loop rules of indexing, stores, creation, views and array manipulation.
+
+Each rule writes its op in a structured function as a numba user writes NumPy, where numba's
+function computes what NumPy's does (``np.zeros``, ``np.transpose``, slices), or calls a helper
+of ``region_ops`` where it does not (ranges, rolls, scans, masks). Indices go through the
+emitter's ``index`` (bounds proven or checked, ``bounds.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...graph import Node
+from .bounds import INDEX_HELPERS, mask_get_source, mask_set_source, whole_mask
+from .oprules_common import (NOT_MINE, LoopEmitter, LoopRule, NotLowerable, dtype_of,
+                             number_kind, number_source, python_kind, representative,
+                             view_or_copy_unobservable)
+from .region_ops import RESHAPE, arange_source, linspace_source, roll_source, scan_source
+from .scalar import type_name
+
+# -- indexing and stores ---------------------------------------------------------------------------
+
+
+def getitem_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``a[index]``: basic and one advanced index as numba takes them; a whole boolean mask of
+    a multi-dimensional array through ``_ac_mask_get``; an item of a tuple-valued node."""
+    base, index = node.args[0], node.args[1]
+    if isinstance(base, Node) and base.op == "region":
+        raise NotLowerable("region results are bound directly")
+    if isinstance(base, Node) and base.meta is None:  # a tuple-valued node
+        return f"{emitter.value(base)}[{index}]"
+    if index == () and isinstance(base, Node) and base.meta is not None \
+            and base.meta.ndim == 0:  # x[()] of a scalar: a numba scalar already
+        return emitter.value(base)
+    mask = whole_mask(base, index)
+    if mask is not None and base.meta.ndim > 1:  # numba takes 1-D masks only
+        helper, source = mask_get_source(base.meta.ndim)
+        emitter.helpers.add(INDEX_HELPERS)
+        emitter.helpers.add(source)
+        return f"{helper}({emitter.value(base)}, {emitter.value(mask)})"
+    return f"{emitter.value(base)}[{emitter.index(base, index)}]"
+
+
+def setitem_loop(emitter: LoopEmitter, node: Node) -> None:
+    """``a[index] = value``: the value read before the write when it may share memory."""
+    dst, index, value = node.args
+    src = emitter.value(value, dst.meta.dtype if isinstance(dst, Node) and dst.meta else None)
+    if emitter.may_alias(value):
+        src = f"{src}.copy()"  # NumPy reads the right-hand side before writing
+    mask = whole_mask(dst, index)
+    if mask is not None:  # NumPy's checks of the mask's shape and the value's length
+        helper, source = mask_set_source(dst.meta.ndim)
+        emitter.helpers.add(INDEX_HELPERS)
+        emitter.helpers.add(source)
+        emitter.statement(f"{helper}({emitter.value(dst)}, {emitter.value(mask)}, {src})", node)
+        return None
+    emitter.statement(f"{emitter.value(dst)}[{emitter.index(dst, index)}] = {src}", node)
+    return None
+
+
+def copy_into_loop(emitter: LoopEmitter, node: Node) -> None:
+    """``dst[...] = src`` of an in-place operator or ``out=``."""
+    dst, src = node.args[:2]
+    ndim = dst.meta.ndim if isinstance(dst, Node) and dst.meta is not None else 0
+    if ndim == 0:
+        raise NotLowerable("in-place update of a 0-d array")
+    value = emitter.value(src, dst.meta.dtype)
+    if emitter.may_alias(src):
+        value = f"{value}.copy()"
+    emitter.statement(f"{emitter.value(dst)}[...] = {value}", node)
+    return None
+
+
+def dim_size_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``a.shape[d]``."""
+    return f"{emitter.value(node.args[0])}.shape[{node.args[1]}]"
+
+
+# -- creation --------------------------------------------------------------------------------------
+
+
+def scalar_loop(emitter: LoopEmitter, node: Node) -> str:
+    """A scalar constant: a Python number, or a NumPy scalar of the node's dtype."""
+    value, meta = node.args[0], node.meta
+    if meta is not None and meta.pytype is not None:
+        return number_source(meta.pytype(value))
+    return emitter.value(np.asarray(value, meta.dtype)[()] if meta is not None else value)
+
+
+def constant_loop(emitter: LoopEmitter, node: Node) -> str:
+    """An array constant: a fresh copy, since code may write into it."""
+    return f"{emitter.value(node.args[0])}.copy()"
+
+
+def filled(function: str) -> LoopRule:
+    """``np.zeros``/``np.ones``/``np.empty`` (``function``) of a shape in the node's dtype."""
+    def rule(emitter: LoopEmitter, node: Node) -> str:
+        args, kwargs = node.args, node.kwargs
+        shape = args[0] if args else kwargs.get("shape")
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        return f"{function}({emitter.value(shape)}, {type_name(node.meta.dtype)})"
+    return rule
+
+
+def filled_like(function: str) -> LoopRule:
+    """``np.zeros_like`` & co.: ``function`` of the argument's shape in the node's dtype."""
+    def rule(emitter: LoopEmitter, node: Node) -> Any:
+        if node.kwargs.get("shape"):
+            return NOT_MINE
+        return f"{function}({emitter.value(node.args[0])}.shape, {type_name(node.meta.dtype)})"
+    return rule
+
+
+def full_loop(emitter: LoopEmitter, node: Node) -> Any:
+    """``np.full(shape, value)`` (C order) of a scalar fill value."""
+    if node.kwargs.get("order", "C") != "C":
+        return NOT_MINE
+    dtype, args = type_name(node.meta.dtype), node.args
+    shape = args[0] if isinstance(args[0], tuple) else (args[0],)
+    if isinstance(args[1], Node) and (args[1].meta is None or args[1].meta.ndim):
+        raise NotLowerable("full with an array fill value")
+    return f"np.full({emitter.value(tuple(shape))}, {dtype}({emitter.value(args[1])}), {dtype})"
+
+
+def eye_loop(emitter: LoopEmitter, node: Node) -> Any:
+    """``np.eye(n, m, k)`` (C order)."""
+    if node.kwargs.get("order", "C") != "C":
+        return NOT_MINE
+    n, m, k = (emitter.value(a) for a in node.args[:3])
+    return f"np.eye({n}, {m}, {k}, {type_name(node.meta.dtype)})"
+
+
+def identity_loop(emitter: LoopEmitter, node: Node) -> Any:
+    """``np.identity(n)``."""
+    if node.kwargs.get("order", "C") != "C":
+        return NOT_MINE
+    return f"np.identity({emitter.value(node.args[0])}, {type_name(node.meta.dtype)})"
+
+
+def _scalar_bounds(emitter: LoopEmitter, node: Node) -> tuple[list[str], np.dtype]:
+    result = np.dtype(node.meta.dtype)
+    if any(isinstance(a, Node) and (a.meta is None or a.meta.ndim) for a in node.args) \
+            or result.kind not in "iufc":
+        raise NotLowerable(f"{node.target} of arrays or of {result.name}")
+    return [emitter.value(a) for a in node.args], result
+
+
+def arange_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``np.arange`` of scalar bounds, filled as NumPy fills it (``region_ops.arange_source``)."""
+    bounds, result = _scalar_bounds(emitter, node)
+    name = f"_ac_arange_{result.name}"
+    emitter.helpers.add(arange_source(name, result))
+    return f"{name}({', '.join(bounds)})"
+
+
+def linspace_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``np.linspace`` of scalar bounds, in NumPy's working dtype (``linspace_source``)."""
+    bounds, result = _scalar_bounds(emitter, node)
+    work = np.result_type(*(representative(a) for a in node.args[:2]), 1.0)
+    name = f"_ac_linspace_{work.name}_{result.name}"
+    emitter.helpers.add(linspace_source(name, work, result))
+    return f"{name}({', '.join(bounds)}, {bool(node.kwargs.get('endpoint', True))})"
+
+
+# -- views -----------------------------------------------------------------------------------------
+
+
+def part(attribute: str) -> LoopRule:
+    """``a.real`` / ``a.imag`` (``attribute``): views of complex arrays in numba too; the real
+    part of a real value is the value, its imaginary part of a scalar 0."""
+    def rule(emitter: LoopEmitter, node: Node) -> str:
+        a, meta = node.args[0], node.meta
+        kind = np.dtype(a.meta.dtype).kind if isinstance(a, Node) and a.meta else "?"
+        if kind == "c" or (meta.pytype is not None and python_kind(a) is complex):
+            return f"{emitter.value(a)}.{attribute}"
+        if attribute == "real" and kind in "biuf":
+            return emitter.value(a)
+        if attribute == "imag" and kind in "biuf" and meta.ndim == 0:
+            return "0"
+        raise NotLowerable(f"{node.target} of a {kind!r} array")  # NumPy: a read-only array
+    return rule
+
+
+def transpose_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``np.transpose(a, axes)``: a view, as NumPy's."""
+    return f"np.transpose({emitter.value(node.args[0])}, {emitter.value(tuple(node.args[1]))})"
+
+
+def reshape_loop(emitter: LoopEmitter, node: Node) -> Any:
+    """``a.reshape(shape)`` where whether it is a view or a copy cannot be observed."""
+    if node.kwargs or not isinstance(node.args[0], Node):
+        return NOT_MINE
+    if not view_or_copy_unobservable(node, emitter.graph):
+        raise NotLowerable("reshape whose view or copy could be observed")
+    emitter.helpers.add(RESHAPE)
+    return f"_ac_reshape({emitter.value(node.args[0])}, {emitter.value(tuple(node.args[1]))})"
+
+
+def flipped(axes: tuple[int, ...] | None) -> LoopRule:
+    """``np.flip`` (``axes`` None: the node's axes argument), ``fliplr``, ``flipud``: a view
+    with negative strides, as NumPy's."""
+    def rule(emitter: LoopEmitter, node: Node) -> Any:
+        meta = node.meta
+        if not isinstance(node.args[0], Node) or not meta.ndim:
+            return NOT_MINE
+        flip = node.args[1] if axes is None else axes
+        steps = ", ".join("::-1" if d in flip else ":" for d in range(meta.ndim))
+        return f"{emitter.value(node.args[0])}[{steps}]"
+    return rule
+
+
+# -- manipulation ----------------------------------------------------------------------------------
+
+
+def concatenate_loop(emitter: LoopEmitter, node: Node) -> Any:
+    """``np.concatenate`` along an axis, each part cast to the result dtype."""
+    axis = node.kwargs.get("axis")
+    if axis is None:
+        return NOT_MINE
+    like = np.dtype(node.meta.dtype)
+    parts = ", ".join(emitter.value(a) if dtype_of((a,)) == like else
+                      f"{emitter.value(a)}.astype({type_name(like)})" for a in node.args[0])
+    return f"np.concatenate(({parts},), axis={axis})"
+
+
+def roll_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``np.roll`` by an int along one axis (or of a vector)."""
+    (a, shift), axis = node.args[:2], node.kwargs.get("axis", node.args[2] if len(
+        node.args) > 2 else None)
+    if not isinstance(a, Node) or a.meta is None or a.meta.ndim == 0 \
+            or number_kind(shift) not in "iu" or not (axis is None and a.meta.ndim == 1
+                                                      or isinstance(axis, int)):
+        raise NotLowerable("roll by a tuple or of a flattened array")
+    axis = 0 if axis is None else axis
+    name = f"_ac_roll_{a.meta.ndim}d_axis{axis}"
+    emitter.helpers.add(roll_source(name, a.meta.ndim, axis))
+    return f"{name}({emitter.value(a)}, {emitter.value(shift)})"
+
+
+def triangle(function: str) -> LoopRule:
+    """``np.tril``/``np.triu`` (``function``) of a matrix: numba's, a fresh C-ordered copy."""
+    def rule(emitter: LoopEmitter, node: Node) -> Any:
+        a = node.args[0]
+        if not isinstance(a, Node) or a.meta is None or a.meta.ndim != 2 or node.kwargs:
+            return NOT_MINE
+        return f"{function}({emitter.value(a)}, {emitter.value(node.args[1])})"
+    return rule
+
+
+def scan(combine: str) -> LoopRule:
+    """``np.cumsum`` (``combine`` ``+``) / ``np.cumprod`` (``*``) of a vector or flattened."""
+    def rule(emitter: LoopEmitter, node: Node) -> Any:
+        a, axis = node.args[0], node.kwargs.get("axis")
+        if axis not in (None, 0) or not isinstance(a, Node) or a.meta is None \
+                or not (a.meta.ndim == 1 or axis is None):
+            return NOT_MINE
+        result = np.dtype(node.meta.dtype)
+        name = f"_ac_{node.target}_{result.name}"
+        emitter.helpers.add(scan_source(name, combine, result))
+        return f"{name}({emitter.value(a)})"
+    return rule

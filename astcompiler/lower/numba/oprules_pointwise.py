@@ -1,0 +1,201 @@
+"""Numba rules of pointwise ops (ufuncs, ``where``, ``clip``, ``round``, ``astype``, ``copy``).
+
+Two spellings per op, both listed in the op table (``optable.py``):
+
+* the *element* rule, ``(node, weak) -> ScalarRule | None``: one element in a fused kernel
+  (``plan.py``/``cpu.py``). Ufuncs need none: ``scalar.lower_pointwise`` picks NumPy's loop
+  dtypes and the helpers where numba's scalar ufunc differs from NumPy's;
+* the *loop* rule, ``(emitter, node) -> str``: the op on arrays or NumPy scalars in a structured
+  function, written as a numba user writes NumPy (``np.where``, ``np.maximum``, ``.astype``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...graph import Node
+from ...ops import REGISTRY
+from .oprules_common import (NOT_MINE, LoopEmitter, NotLowerable, dtype_of, is_compare,
+                             weak_int)
+from .region_ops import FITS
+from .scalar import ScalarRule, constant, float_select, kernel_operand, operand_dtype, type_name
+
+# -- elements of fused kernels -------------------------------------------------------------------
+
+
+def _readable(node: Node, indices: tuple[int, ...]) -> bool:
+    return all(kernel_operand(node.args[i]) for i in indices)
+
+
+def where_element(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    """``np.where(c, x, y)``: a conditional expression in the result dtype."""
+    if len(node.args) != 3 or not _readable(node, (0, 1, 2)):
+        return None
+    out = np.dtype(node.meta.dtype)
+    return ScalarRule((np.dtype(bool), out, out), "({1} if {0} else {2})", out)
+
+
+def clip_element(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    """``np.clip(a, lo, hi)`` as NumPy computes it: max with ``lo``, then min with ``hi``."""
+    if len(node.args) != 3 or node.kwargs:
+        return None
+    out = np.dtype(node.meta.dtype)
+    a, lo, hi = node.args
+    source = a.meta.dtype if isinstance(a, Node) and a.meta is not None else None
+    if source is not None and np.dtype(source).kind in "iu":  # NumPy's np.clip (NEP 50):
+        info = np.iinfo(source)  # a Python int bound beyond the dtype's range is dropped
+        lo = None if type(lo) is int and lo <= info.min else lo
+        hi = None if type(hi) is int and hi >= info.max else hi
+        if any(type(v) is int and not info.min <= v <= info.max for v in (lo, hi)):
+            return None  # NumPy raises OverflowError
+    used = tuple(i for i, v in enumerate((a, lo, hi)) if v is not None)
+    if not _readable(node, used) or 0 not in used:
+        return None
+    expr = "{0}"
+    if out.kind == "f":  # NumPy's clip: max, then min, each keeping a NaN first operand
+        if lo is not None:
+            expr = float_select(">", expr, "{1}")
+        if hi is not None:
+            expr = float_select("<", expr, "{2}")
+    else:
+        if lo is not None:
+            expr = f"np.maximum({expr}, {{1}})"
+        if hi is not None:
+            expr = f"np.minimum({expr}, {{2}})"
+    dts = tuple(out if v is not None else None for v in (a, lo, hi))
+    return ScalarRule(dts, expr, out, operands=used)
+
+
+def round_element(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    """``np.round(a, decimals)``: ``rint`` of the scaled value, as NumPy rounds (half to even)."""
+    decimals = node.kwargs.get("decimals", 0)
+    if set(node.kwargs) - {"decimals"} or not isinstance(decimals, (int, np.integer)):
+        return None
+    if len(node.args) != 1 or not kernel_operand(node.args[0]):
+        return None
+    out = np.dtype(node.meta.dtype)
+    src = operand_dtype(node.args[0], weak)
+    if not isinstance(src, np.dtype) or src != out:
+        return None
+    if out.kind in "iu":
+        return ScalarRule((out,), "{0}", out) if decimals >= 0 else None
+    if out.kind != "f":
+        return None
+    if decimals == 0:
+        return ScalarRule((out,), "np.rint({0})", out)
+    factor = constant(10.0 ** abs(int(decimals)), out)
+    if decimals > 0:
+        return ScalarRule((out,), f"np.divide(np.rint(np.multiply({{0}}, {factor})), {factor})",
+                          out)
+    return ScalarRule((out,), f"np.multiply(np.rint(np.divide({{0}}, {factor})), {factor})", out)
+
+
+def cast_element(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
+    """``astype`` / ``copy``: the value itself, cast to the node's dtype. Not where the op may
+    return its input itself (``OpDef.returns_input``), nor for a layout the kernel cannot write
+    (``order="A"``, ``OpDef.order_arg``)."""
+    if not node.args or not kernel_operand(node.args[0]):
+        return None
+    op = REGISTRY[node.target]
+    if op.returns_input is not None and op.returns_input(node.args, node.kwargs):
+        return None  # may return its input itself: NumPy decides
+    if op.order_arg and node.kwargs.get("order", "K") not in ("K", "C", "F"):
+        return None
+    return ScalarRule((None,), "{0}", None, operands=(0,))
+
+
+# -- loop code -------------------------------------------------------------------------------------
+
+
+def where_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``np.where`` of arrays; of scalars a conditional expression."""
+    like = node.meta.dtype if node.meta is not None else None
+    c, x, y = (emitter.value(a, like) for a in node.args)
+    if node.meta is not None and node.meta.ndim == 0:
+        return f"({x} if {c} else {y})"
+    return f"np.where({c}, {x}, {y})"
+
+
+def clip_loop(emitter: LoopEmitter, node: Node) -> Any:
+    """NumPy's clip: ``np.maximum`` with the low bound, then ``np.minimum`` with the high one,
+    cast back to the result dtype."""
+    args, meta = node.args, node.meta
+    if node.kwargs:
+        return NOT_MINE
+    like = meta.dtype if meta is not None else None
+    text = emitter.value(args[0], like)
+    for fn, bound in (("np.maximum", args[1]), ("np.minimum", args[2])):
+        if bound is not None:
+            text = f"{fn}({text}, {emitter.value(bound, like)})"
+    if meta.ndim and dtype_of((args[0],)) != np.dtype(like):
+        text = f"{text}.astype({type_name(like)})"
+    return text
+
+
+def astype_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``a.astype(dtype)``; a scalar is cast by the statement that binds it."""
+    if node.meta is not None and node.meta.ndim == 0:
+        return emitter.value(node.args[0])
+    return f"{emitter.value(node.args[0])}.astype({type_name(node.args[1])})"
+
+
+def copy_loop(emitter: LoopEmitter, node: Node) -> str:
+    """``a.copy()`` (numba's copies are C-ordered); a scalar is its own copy."""
+    if node.meta is not None and node.meta.ndim:
+        return f"{emitter.value(node.args[0])}.copy()"
+    return emitter.value(node.args[0])
+
+
+def ufunc_loop(emitter: LoopEmitter, node: Node) -> str:
+    """A ufunc on arrays or NumPy scalars as ``np.<ufunc>(...)``: Python numbers typed like the
+    result (NEP 50 weak), compared in the other operand's dtype; ``dtype=`` casts the operands;
+    a Python int meeting a fixed-width int is checked to fit (``weak_int_source``)."""
+    target, args = node.target, node.args
+    op = REGISTRY.ops.get(target)
+    if op is None or op.kind != "pointwise" or op.ufunc is None:
+        raise NotLowerable(f"op {target}")
+    if node.kwargs:
+        return _ufunc_with_dtype(emitter, node)
+    like = node.meta.dtype if node.meta is not None else None
+    if op.ufunc is np.power and _complex_square(node):  # NumPy squares: z ** 2 is z * z
+        base = emitter.value(args[0], like)
+        return f"({base} * {base})"
+    operands = ", ".join(weak_int_source(emitter, a, like, target) if weak_int(a) else
+                         emitter.value(a, like if not is_compare(target) else dtype_of(args))
+                         for a in args)
+    return f"np.{target}({operands})"
+
+
+def weak_int_source(emitter: LoopEmitter, value: Node, like: np.dtype | None, target: str) -> str:
+    """A Python int meeting a fixed-width integer op: NumPy raises OverflowError when it does
+    not fit the dtype (NEP 50); the kernel raises it too, and the graph reruns with NumPy."""
+    text = emitter.value(value)
+    if like is None or np.dtype(like).kind not in "iu" or is_compare(target):
+        return text
+    dtype = np.dtype(like)
+    info = np.iinfo(dtype)
+    emitter.helpers.add(FITS.format(dtype=dtype.name, low=int(info.min), high=int(info.max)))
+    return f"_ac_fits_{dtype.name}({text})"
+
+
+def _ufunc_with_dtype(emitter: LoopEmitter, node: Node) -> str:
+    """``np.add(a, b, dtype=d)``: the operands cast to ``d``, then the ``d`` loop."""
+    dtype = node.kwargs.get("dtype")
+    if set(node.kwargs) != {"dtype"} or is_compare(node.target) \
+            or np.dtype(node.meta.dtype) != dtype:
+        raise NotLowerable(f"{node.target} with keywords {sorted(node.kwargs)}")
+    cast = type_name(dtype)
+    operands = [f"{emitter.value(a)}.astype({cast})" if isinstance(a, Node) and a.meta is not None
+                and a.meta.ndim else f"{cast}({emitter.value(a)})" for a in node.args]
+    return f"np.{node.target}({', '.join(operands)})"
+
+
+def _complex_square(node: Node) -> bool:
+    """``z ** 2`` of a complex array with a Python 2: NumPy's fast path multiplies (numba's
+    general complex power is slower and rounds differently)."""
+    base, exponent = node.args[0], node.args[1]
+    return isinstance(base, Node) and base.meta is not None and base.meta.ndim > 0 \
+        and np.dtype(base.meta.dtype).kind == "c" and type(exponent) in (int, float) \
+        and exponent == 2

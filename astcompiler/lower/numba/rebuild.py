@@ -1,0 +1,152 @@
+"""How a lowered graph's callable is built again from its generated files alone (no graph), for
+the persistent entry cache (``run/persist.py``).
+
+A ``CompiledGraph.rebuild`` is a ``WrapperRebuild`` (kernels plus a generated wrapper) or a
+``StructuredRebuild`` (one structured njit function and the output fixing around it). Each names
+its files in load order (``files``), the objects it binds (``consts``: the cache finds them again
+by name), JSON-able ``settings``, and ``build(paths, consts, settings, eager)`` makes the callable
+in a new process. ``eager(inputs)`` stands for running the graph with NumPy, which a rebuilt
+callable cannot do (the cache's run code then runs the user's function instead).
+
+Light on purpose: no plan, no op registry (a warm start imports this module).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ...graph import Node
+from ...source import load_generated_module
+from ..base import RunFallback
+
+
+@dataclass
+class WrapperRebuild:
+    """A generated wrapper module: import ``kernels`` (in order), then the wrapper at ``path``,
+    and call its ``make_forward(*consts, fallback)``; the fallback's settings as they were."""
+
+    path: str
+    kernels: list[str]
+    consts: list[Any]
+    mutated: tuple[int, ...] = ()
+    effects_from: tuple[str, int] | None = None
+    title: str = "graph"
+    fallback: RunFallback | None = None  # the live one (a failed wrapper is not persisted)
+
+    kind = "wrapper"
+
+    def failed(self) -> bool:
+        return self.fallback is not None and self.fallback.failure is not None
+
+    def files(self) -> list[str]:
+        return [*self.kernels, self.path]
+
+    def settings(self, relative: Callable[[str], str | None]) -> dict:
+        effects = self.effects_from
+        return {"title": self.title, "mutated": list(self.mutated),
+                "effects_from": None if effects is None else [relative(effects[0]), effects[1]]}
+
+
+@dataclass
+class StructuredRebuild:
+    """One structured njit function (``path``, after the loop-kernel modules it imports),
+    called with the graph's inputs and ``consts``; ``fixes`` restore the outputs' Python types
+    (``fix_spec``); ``python_ints``: (input position, low, high) of Python int inputs."""
+
+    path: str
+    kernels: list[str]
+    consts: list[Any]
+    python_ints: list[tuple[int, int, int]]
+    fixes: list[tuple]
+    mutates: bool
+    title: str = "the structured numba kernel of a graph"
+    fallback: RunFallback | None = None
+
+    kind = "structured"
+
+    def failed(self) -> bool:
+        return self.fallback is not None and self.fallback.failure is not None
+
+    def files(self) -> list[str]:
+        return [*self.kernels, self.path]
+
+    def settings(self, relative: Callable[[str], str | None]) -> dict:
+        return {"title": self.title, "python_ints": [list(t) for t in self.python_ints],
+                "mutates": self.mutates}
+
+    def runner(self, kernel: Callable, eager: Callable[[tuple], tuple]) -> Callable[..., tuple]:
+        """The graph's callable: the kernel, Python ints checked first, outputs fixed."""
+        return structured_runner(kernel, tuple(self.consts), self.python_ints,
+                                 [fixer(spec) for spec in self.fixes], self.mutates, eager)
+
+
+def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix: list,
+                      mutates: bool, eager: Callable[[tuple], tuple]) -> Callable[..., tuple]:
+    def run(*inputs: Any) -> tuple:
+        for i, low, high in python_ints:  # a Python int argument the kernel cannot represent
+            if not low <= inputs[i] <= high:
+                return eager(inputs)
+        try:
+            results = kernel(*inputs, *constants)
+        except (OverflowError, np.linalg.LinAlgError):  # LinAlgError: only where nothing mutates
+            if mutates:  # inputs may be half-updated: running again would be wrong
+                raise OverflowError("a Python int in a compiled loop outgrew 64 bits after the "
+                                    "loop had written to its inputs; run this function eagerly "
+                                    "(astcompiler.disable) or use NumPy integers") from None
+            return eager(inputs)  # Python's arbitrary-precision ints
+        return tuple(f(r, inputs) for f, r in zip(fix, results))
+    return run
+
+
+def fix_spec(node: Any, placeholders: list[Node]) -> tuple:
+    """How one output of a structured kernel is restored: numba returns Python floats for NumPy
+    scalars and new objects for inputs. ``("input", position)``, ``("call", type)`` (a Python or
+    NumPy scalar type), ``("zerod", dtype)`` or ``("same",)``."""
+    if isinstance(node, Node) and node in placeholders:
+        return ("input", placeholders.index(node))
+    meta = node.meta if isinstance(node, Node) else None
+    if meta is not None and meta.pytype is not None:
+        return ("call", meta.pytype)
+    if meta is not None and meta.scalar:
+        return ("call", meta.dtype.type)
+    if meta is not None and meta.ndim == 0:
+        return ("zerod", meta.dtype)
+    return ("same",)
+
+
+def fixer(spec: tuple) -> Callable[[Any, tuple], Any]:
+    kind = spec[0]
+    if kind == "input":
+        position = spec[1]
+        return lambda value, inputs: inputs[position]
+    if kind == "call":
+        make = spec[1]
+        return lambda value, inputs: make(value)
+    if kind == "zerod":
+        dtype = spec[1]
+        return lambda value, inputs: np.asarray(value, dtype)
+    return lambda value, inputs: value
+
+
+def build(rebuild_kind: str, paths: list[str], consts: list, settings: dict,
+          eager: Callable[..., tuple], is_backend_error: Callable[[BaseException], bool],
+          fixes: list[tuple] | None = None) -> Callable[..., tuple]:
+    """The callable of a persisted lowering, from its verified files (``paths``, in load order:
+    the last one is the wrapper or the structured module) and its constants found again."""
+    modules = [load_generated_module(path) for path in paths]
+    if rebuild_kind == "wrapper":
+        effects = settings["effects_from"]
+        fallback = RunFallback(eager, is_backend_error, title=settings["title"],
+                               instead="as the original function (a persisted entry has no graph)",
+                               mutated=tuple(settings["mutated"]),
+                               effects_from=None if effects is None else tuple(effects))
+        return modules[-1].make_forward(*consts, fallback)
+    spec = StructuredRebuild(paths[-1], paths[:-1], consts,
+                             [tuple(t) for t in settings["python_ints"]], list(fixes or []),
+                             settings["mutates"], settings["title"])
+    fallback = RunFallback(eager, is_backend_error, title=spec.title,
+                           instead="as the original function (a persisted entry has no graph)")
+    return fallback.wrap(spec.runner(modules[-1].structured_kernel, lambda inputs: eager(*inputs)))

@@ -1,0 +1,84 @@
+"""Vectorizable math functions for numba kernels (issue 11, lever 1).
+
+pip's llvmlite has no SVML: ``np.exp``/``math.sin`` in a numba loop are scalar libm calls and the
+loop does not vectorize. The functions here are branch-free numba code (range reduction plus
+polynomials fitted by ``tools/vecmath_coefficients.py``; bit casts and ``fma`` through
+``numba.extending.intrinsic``) that LLVM inlines and vectorizes (packed ``ymm``/``zmm``
+instructions, no calls in the loop). They match NumPy at the special values (inf, NaN, signed
+zeros, subnormals, overflow and underflow thresholds) and raise the floating-point flags NumPy
+raises, and no others (classification is done on bits: a float compare with a NaN operand
+signals *invalid* once vectorized). float32 evaluates the float64 function and rounds once more.
+
+``VECTOR_MATH`` maps ``(ufunc name, dtype name)`` to ``(module, function)``; ``scalar.py``
+spells those ufuncs as calls to the function, imported into the kernel module, when
+``config.vector_math`` is on. Accuracy (max ulp against a correctly rounded reference) is
+measured by ``benchmarks/vecmath_accuracy.py`` and published in ``docs/performance.md``.
+
+This package's ``__init__`` imports no numba: the table is read when kernels are planned.
+"""
+
+from __future__ import annotations
+
+_FAMILIES = {
+    "expfamily": ("exp", "exp2", "expm1"),
+    "logfamily": ("log", "log2", "log10", "log1p"),
+    "trig": ("sin", "cos", "tan"),
+    "hyperbolic": ("tanh", "sinh", "cosh"),
+    "inverse": ("arctan", "arctan2", "cbrt"),
+}
+_SUFFIX = {"float64": "f64", "float32": "f32"}
+
+VECTOR_MATH: dict[tuple[str, str], tuple[str, str]] = {
+    (name, dtype): (f"astcompiler.lower.numba.vecmath.{module}", f"{name}_{suffix}")
+    for module, names in _FAMILIES.items() for name in names
+    for dtype, suffix in _SUFFIX.items()
+}
+
+PREFIX = "vecmath"  # helper keys ``vecmath:<ufunc>:<dtype>`` (scalar.py)
+
+
+def helper_key(name: str, dtype: str) -> str | None:
+    """The kernel helper key for ufunc ``name`` on ``dtype``, None when not covered."""
+    return f"{PREFIX}:{name}:{dtype}" if (name, dtype) in VECTOR_MATH else None
+
+
+def call_name(key: str) -> str:
+    """The name a kernel module calls the function of helper ``key`` by."""
+    _, name, dtype = key.split(":")
+    return f"vm_{name}_{dtype}"
+
+
+def import_line(key: str) -> str:
+    """The kernel module's import of the function of helper ``key``."""
+    _, name, dtype = key.split(":")
+    module, function = VECTOR_MATH[(name, dtype)]
+    return f"from {module} import {function} as {call_name(key)}"
+
+
+__all__ = ["VECTOR_MATH", "PREFIX", "helper_key", "call_name", "import_line"]
+
+
+def feeds_reduction(node, depth: int = 8) -> bool:
+    """Whether ``node``'s value reaches a reduction through pointwise ops (the same fused
+    kernel, likely): that loop carries a float accumulation LLVM does not vectorize (no
+    reassociation without fastmath), and scalar vecmath is slower than libm there."""
+    from ....ops import REGISTRY
+
+    frontier, seen = [node], set()
+    for _ in range(depth):
+        nxt = []
+        for value in frontier:
+            for user in value.users:
+                op = REGISTRY.ops.get(user.target) if user.op == "call" else None
+                if op is None or user in seen:
+                    continue
+                seen.add(user)
+                if op.reduction is not None:
+                    return True
+                if op.kind == "pointwise":
+                    nxt.append(user)
+        frontier = nxt
+    return False
+
+
+__all__ += ["feeds_reduction"]
