@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Dispatch costs: guard evaluation with 1, 4 and 8 cache entries, and a call through a
-dynamic-shape entry against a static one (same function, same input).
+"""Dispatch costs: a compiled call on 8 float64 elements against a bare ``numba.njit`` call of the
+same function (issue 11 target: at most 0.3 us more), guard evaluation with 1, 4 and 8 cache
+entries, a dynamic-shape entry against a static one, a compiled module call against its graph
+alone (target: at most 3 us more), and the first call's time split by compile phase.
 
     python benchmarks/dispatch.py [--backend numba]
 
@@ -43,13 +45,76 @@ def with_entries(count: int, backend: str):
     return fn, (np.ones(last), np.ones(last))
 
 
+def interleaved_us(cases: dict, number: int, rounds: int = 15) -> dict[str, float]:
+    """Minimum microseconds per call of each case, the cases timed in turn (a shared machine's
+    load then weighs on all of them alike)."""
+    best = {name: float("inf") for name in cases}
+    for _ in range(rounds):
+        for name, call in cases.items():
+            best[name] = min(best[name], timeit.timeit(call, number=number) / number * 1e6)
+    return best
+
+
+def against_njit() -> None:
+    """``tiny`` on 8 float64 elements: bare njit, the compiled function, plain NumPy."""
+    import numba
+    x, y = np.ones(8), np.ones(8)
+    bare = numba.njit(tiny)
+    compiled = ac.compile(tiny, backend="numba")
+    bare(x, y), compiled(x, y)
+    times = interleaved_us({"bare numba.njit": lambda: bare(x, y),
+                            "astcompiler": lambda: compiled(x, y),
+                            "plain NumPy": lambda: tiny(x, y)}, number=20000)
+    for name, us in times.items():
+        print(f"{'8 elements, ' + name:<34} {us:9.2f}")
+    print(f"astcompiler - bare njit: {times['astcompiler'] - times['bare numba.njit']:.2f} us "
+          "(target: at most 0.30)")
+
+
+def module_overhead(backend: str) -> None:
+    """A compiled module call against its compiled graph called directly with plain arrays."""
+    nn = ac.nn
+    model = nn.Sequential(nn.Linear(3, 3, rng=0), nn.ReLU(), nn.Linear(3, 3, rng=1))
+    compiled = ac.compile(model, backend=backend)
+    x = np.ones((1, 3))
+    compiled(x), compiled(x)
+    entry = compiled._compiled_call.entries[-1]
+    graph = entry.run.__globals__.get("___compiled") or dict(
+        zip(entry.run.__code__.co_freevars,
+            (c.cell_contents for c in entry.run.__closure__ or ())))["___compiled"]
+    params = [np.ndarray.view(p, np.ndarray) for p in model.parameters()]
+    times = interleaved_us({"module call": lambda: compiled(x),
+                            "its graph alone": lambda: graph(x, *params),
+                            "plain module": lambda: model(x)}, number=3000)
+    for name, us in times.items():
+        print(f"{'module, ' + name:<34} {us:9.2f}")
+    print(f"module call - graph: {times['module call'] - times['its graph alone']:.2f} us "
+          "(target: at most 3)")
+
+
+def first_call_phases() -> None:
+    """A new function's first call, by phase (``entry.phases``; numba's JIT included)."""
+    def fresh(x, y):
+        return np.sqrt(x * y + 2.0) - y
+
+    compiled = ac.compile(fresh, backend="numba")
+    compiled(np.ones(8), np.ones(8))
+    entry = compiled.entries[0]
+    print(f"first call {entry.first_call_time * 1e3:.1f} ms, compile_time "
+          f"{entry.compile_time * 1e3:.1f} ms: " + ", ".join(
+              f"{name} {seconds * 1e3:.1f}" for name, seconds in entry.phases.items()))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="numba")
     args = parser.parse_args()
     x = (np.ones(3), np.ones(3))
     print(f"dispatch cost per call, backend={args.backend} (microseconds; lower is better)")
+    first_call_phases()
     print(f"{'case':<34} {'us/call':>9}")
+    against_njit()
+    module_overhead(args.backend)
     print(f"{'plain NumPy (no compiler)':<34} {per_call_us(tiny, x):9.2f}")
     for count in (1, 4, 8):
         fn, inputs = with_entries(count, args.backend)

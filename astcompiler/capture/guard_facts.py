@@ -41,6 +41,9 @@ class Namer(Protocol):
     def relation(self, expr: Any, names: dict) -> str:
         """A symbolic-size relation as integer Python over the sizes' expressions."""
 
+    def local(self) -> str:
+        """A fresh local name for a value a condition reads once and tests several times."""
+
 
 def describe(value: Any) -> str:
     """A value in a few words, stable across processes: ``dtype('float64')``, ``<function g at
@@ -94,10 +97,13 @@ class ArrayFact(GuardFact):
     kind = "array"
 
     def code(self, namer: Namer) -> str:
-        e = self.source.expr
+        e = first = self.source.expr
+        if not e.isidentifier():  # a path (``m._parameters['w']``): read once
+            e = namer.local()
+            first = f"{e} := {first}"
         dtype, shape, exact = self.value
         kind_check = namer.helper("___ndarray") if exact is np.ndarray else namer.name(exact)
-        head = f"type({e}) is {kind_check} and {e}.dtype == {namer.name(dtype)}"
+        head = f"type({first}) is {kind_check} and {e}.dtype == {namer.name(dtype)}"
         if all(d is not None for d in shape):
             return f"{head} and {e}.shape == {shape!r}"
         dims = " and ".join(f"{e}.shape[{i}] == {d}" for i, d in enumerate(shape) if d is not None)

@@ -75,6 +75,11 @@ class _Constants:
                             "___empty_cell": "a closure cell not bound yet"}.get(name, "")
         return name
 
+    def local(self) -> str:
+        """``____a0``, ``____a1``...: constants never start with four underscores."""
+        self._locals = getattr(self, "_locals", 0) + 1
+        return f"____a{self._locals - 1}"
+
     def relation(self, expr: Any, names: dict) -> str:
         from .sympy_print import to_python  # sympy: not on a warm start's path
         return to_python(expr, names)

@@ -352,7 +352,8 @@ def test_a_masked_kernels_numpy_twin_gathers_computes_and_stores():
     code = kernel_code(kernel, plan, cache=False)
 
     def lower(graph, name):
-        return lower_graph(graph, [None] * len(graph.placeholders), name, numpy_only=True).compiled.fn
+        inputs = [None] * len(graph.placeholders)
+        return lower_graph(graph, inputs, name, numpy_only=True).compiled.fn
 
     twin = numpy_twin(code, lower)
     assert twin is not None and [n.name for n in code.inputs] == ["less_equal", "z", "c"]

@@ -366,3 +366,67 @@ def test_an_unused_carried_value_does_not_keep_a_region_out_of_numba():
         compiled = _check(windows_then_solve, [(rng.random((80, 4)), A, b)])
     code = _code(compiled)
     assert re.search(r"for_range at .*: one structured numba function", code), code[:600]
+
+
+# -- cumsum / cumprod of float vectors as numba loops ----------------------------------------------
+
+
+def cdf(x):
+    s = np.sort(x)
+    c = np.cumsum(s)
+    return s, c / c[-1]
+
+
+def reverse_cumsum(x):
+    return np.flip(np.cumsum(np.flip(x)))
+
+
+def scans(x):
+    return np.cumsum(x), np.cumprod(x * 0.5 + 0.75), x.cumsum(axis=0)
+
+
+def scans_elsewhere(x, m):
+    return np.cumsum(x, dtype=np.float64), np.cumsum(m), np.cumsum(m, axis=1)
+
+
+def test_cumsum_of_a_float_vector_is_a_numba_loop_with_numpys_bits():
+    rng = np.random.default_rng(11)
+    calls = [(rng.random(1000),), (rng.standard_normal(7),), (np.ones(1),), (np.zeros(0),),
+             (rng.random(513).astype(np.float32),), (rng.random(300)[::-3],)]
+    for fn in (cdf, reverse_cumsum, scans):
+        compiled = _check(fn, calls[:1])
+        code = _code(compiled)
+        assert "numba scans in the wrapper (scans.py): cum" in code
+        assert "SCANS['cumsum']" in code and "the original function runs" not in code
+        for args in calls if fn is not cdf else calls[:3] + calls[4:]:
+            got, want = compiled(*args), fn(*args)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert g.dtype == w.dtype and g.shape == w.shape
+                np.testing.assert_array_equal(g, w)  # bit for bit: the same sequential order
+
+
+def test_other_scans_stay_numpys():
+    rng = np.random.default_rng(12)
+    compiled = _check(scans_elsewhere, [(rng.random(20).astype(np.float32),
+                                         rng.integers(0, 9, (3, 4)))])
+    assert "SCANS[" not in _code(compiled)
+
+
+def overflowing(x):
+    return np.cumsum(x) * 0.5
+
+
+def test_a_scan_that_overflows_warns_and_raises_as_numpy_does():
+    x = np.array([1e308, 1e308, 1.0])
+    compiled = _check(overflowing, [(np.array([1.0, 2.0]),)])
+    with pytest.warns(RuntimeWarning) as plain:
+        want = overflowing(x)
+    with pytest.warns(RuntimeWarning) as got:
+        result = compiled(x)
+    np.testing.assert_array_equal(result, want)
+    assert [str(w.message) for w in got] == [str(w.message) for w in plain]
+    with np.errstate(over="raise"):
+        assert isinstance(_raises_like_plain(overflowing, compiled, (x,)), FloatingPointError)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(compiled(x), want)

@@ -78,7 +78,8 @@ def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
     """
     from .cpu import rule_compiles
     from .host import Lowering, RegionWriter
-    from .plan import build_plan
+    from .plan import NodeStep, build_plan
+    from .scans import scan_key
 
     has_regions = any(n.op == "region" for n in graph.nodes)
     why = ""
@@ -98,7 +99,8 @@ def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
     compiled = _compile(plan, name, regions)
     summary = _summary(plan, regions, why)
     nothing = not plan.kernels and (regions is None or not any(
-        p.compiled_anything for p in regions.pieces))
+        p.compiled_anything for p in regions.pieces)) and not any(
+        isinstance(s, NodeStep) and scan_key(s.node) is not None for s in plan.steps)
     if nothing:
         compiled.prefer_original = "no kernel and no compiled loop: every op runs with NumPy"
     compiled.output_code = _header(summary) + compiled.output_code
@@ -147,6 +149,7 @@ def _summary(plan: Plan, regions: Any, why: str) -> list[str]:
     """What runs where, for the top of ``output_code``."""
     from .oprules_common import reads_index, stores_index
     from .plan import NodeStep
+    from .scans import scan_key
     lines = []
     if why:
         lines.append(f"piece by piece: not one structured numba function ({why})")
@@ -156,9 +159,13 @@ def _summary(plan: Plan, regions: Any, why: str) -> list[str]:
         lines.append("kernels: " + ", ".join(names[:6]) + more)
     numpy = sorted({s.node.target for s in plan.steps if isinstance(s, NodeStep)
                     and s.node.op == "call" and not reads_index(s.node)
-                    and not stores_index(s.node)})
+                    and not stores_index(s.node) and scan_key(s.node) is None})
     if numpy:
         lines.append("NumPy calls in the wrapper: " + ", ".join(numpy))
+    scans = sorted({s.node.target for s in plan.steps
+                    if isinstance(s, NodeStep) and scan_key(s.node) is not None})
+    if scans:
+        lines.append("numba scans in the wrapper (scans.py): " + ", ".join(scans))
     for piece in regions.pieces if regions is not None else ():
         lines += piece.describe()
     if not lines:

@@ -41,17 +41,24 @@ def scan_key(node: Node) -> str | None:
 
 def _loop(combine: str) -> Any:
     """The numba loop ``out[i] = out[i - 1] <combine> a[i]`` (compiled once, cached on disk)."""
-    if combine not in _LOOPS:
+    if not _LOOPS:
         import numba
 
-        namespace: dict[str, Any] = {}
-        source = (f"def scan(a, out):\n"
-                  f"    if a.shape[0]:\n"
-                  f"        out[0] = a[0]\n"
-                  f"    for i in range(1, a.shape[0]):\n"
-                  f"        out[i] = out[i - 1] {combine} a[i]\n")
-        exec(compile(source, f"<scan {combine}>", "exec"), namespace)
-        _LOOPS[combine] = numba.njit(error_model="numpy")(namespace["scan"])
+        @numba.njit(cache=True, error_model="numpy")
+        def add_scan(a, out):
+            if a.shape[0]:
+                out[0] = a[0]
+            for i in range(1, a.shape[0]):
+                out[i] = out[i - 1] + a[i]
+
+        @numba.njit(cache=True, error_model="numpy")
+        def multiply_scan(a, out):
+            if a.shape[0]:
+                out[0] = a[0]
+            for i in range(1, a.shape[0]):
+                out[i] = out[i - 1] * a[i]
+
+        _LOOPS.update({"+": add_scan, "*": multiply_scan})
     return _LOOPS[combine]
 
 

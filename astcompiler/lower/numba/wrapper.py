@@ -23,6 +23,7 @@ from ...ops.python_scalars import PYTHON_OPS
 from .cpu import KernelCode, Namer
 from .oprules_common import reads_index, stores_index
 from .scalar import python_int_bounds, raises_flags, type_name
+from .scans import scan_key
 from .plan import KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward",
@@ -36,7 +37,11 @@ TAKES_STRICT = "takes_strict"
 
 def _op_key(node: Node) -> str:
     """Which implementation evaluates ``node``: Python's operator for an op on Python numbers
-    typed as a Python number (exact ints, ZeroDivisionError), else the op's NumPy reference."""
+    typed as a Python number (exact ints, ZeroDivisionError), a numba scan (``scans.py``), else
+    the op's NumPy reference."""
+    scan = scan_key(node)
+    if scan is not None:
+        return f"numba:{scan}"
     meta = node.meta
     if meta is not None and meta.pytype is not None and not node.kwargs \
             and node.target in PYTHON_OPS and all(
@@ -458,11 +463,16 @@ class WrapperWriter:
             for target, name in self.ops.items():
                 if target.startswith("python:"):  # Python's operator on Python numbers
                     head.append(f"{name} = PYTHON_OPS[{target[7:]!r}]")
+                elif target.startswith("numba:"):  # a numba loop with NumPy's bits
+                    head.append(f"{name} = SCANS[{target[6:]!r}]")
                 else:
                     head.append(f"{name} = REGISTRY.ops[{target!r}].impl")
             if any(t.startswith("python:") for t in self.ops):
                 head.insert(head.index("from astcompiler.ops import REGISTRY") + 1,
                             "from astcompiler.ops.python_scalars import PYTHON_OPS")
+            if any(t.startswith("numba:") for t in self.ops):
+                head.insert(head.index("from astcompiler.ops import REGISTRY") + 1,
+                            "from astcompiler.lower.numba.scans import SCANS")
         consts = ", ".join(self.const_names + ["___fallback"])
         # np.errstate read once per call; a host loop reads it once for all its iterations
         strict = f"{', ' if params else ''}{STRICT}=None" if self.fp_reported else ""
