@@ -41,6 +41,7 @@ _HELPERS = {"___ndarray": np.ndarray, "___copysign": math.copysign, "___inf": ma
             "___empty_cell": _empty_cell}
 
 
+_READ_ONCE = re.compile(r"^type\((____a\d+) := ")
 _RESERVED = {"___ns", "___make_guard", "___make_run", "___ModuleTree", "___nn_state"}
 
 
@@ -54,6 +55,7 @@ class _Constants:
         self.namespace["___ndarray"] = np.ndarray
         self._by_id: dict[int, str] = {}
         self.shown: dict[str, str] = {}  # constant name -> how its value reads
+        self._locals = 0  # local names handed out (``local``)
 
     def name(self, value: Any, source: Any = None) -> str:
         existing = self._by_id.get(id(value))
@@ -77,7 +79,7 @@ class _Constants:
 
     def local(self) -> str:
         """``____a0``, ``____a1``...: constants never start with four underscores."""
-        self._locals = getattr(self, "_locals", 0) + 1
+        self._locals += 1
         return f"____a{self._locals - 1}"
 
     def relation(self, expr: Any, names: dict) -> str:
@@ -184,6 +186,8 @@ class GuardFunction:
     path: str | None = None
     _explainers: list[Callable[..., bool]] = field(default_factory=list)
     condition: str = "True"  # the whole check as one Python expression (names in ``namespace``)
+    # source expression -> the local name ``condition`` binds to its value (once it held)
+    reads: dict[str, str] = field(default_factory=dict)
 
     def changed_sizes(self, args: tuple, kwargs: dict) -> dict[str, set[int]]:
         """Sources whose sizes (array dims, or int values as dim -1) differ from this entry's:
@@ -229,8 +233,10 @@ def build_guard(guards: GuardSet, sig: inspect.Signature, original: Callable,
     facts = list(guards)
     conditions = [fact_code(f, consts) for f in facts]
     params = parameter_list(sig)
-    checked, trees = _with_module_trees(body_conditions(facts, conditions, consts), facts, sig,
-                                        consts)
+    pairs = body_conditions(facts, conditions, consts)
+    reads = {facts[i].source.expr: found.group(1) for i, code in pairs
+             if facts[i].kind == "array" and (found := _READ_ONCE.match(code))}
+    checked, trees = _with_module_trees(pairs, facts, sig, consts)
     body = "\n        and ".join(f"({c})" for c in checked) if checked else "True"
     unpack = "".join(f"    {name} = ___ns[{name!r}]"
                      + (f"  # {consts.shown[name]}" if consts.shown.get(name) else "") + "\n"
@@ -259,7 +265,7 @@ def build_guard(guards: GuardSet, sig: inspect.Signature, original: Callable,
         copy_defaults(fn, original)
     return GuardFunction(check=check, source=guard_display_source(source), facts=facts,
                          namespace=consts.namespace, params=params, path=path,
-                         _explainers=explain_fns, condition=body)
+                         _explainers=explain_fns, condition=body, reads=reads)
 
 
 def body_conditions(facts: list[GuardFact], conditions: list[str],

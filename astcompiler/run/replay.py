@@ -214,6 +214,20 @@ def _plain_inputs(capture: Capture) -> set[int]:
             if type(value) is Parameter and index not in returned}
 
 
+def _input_list(capture: Capture, plain_views: set[int], reads: dict[str, str]) -> str:
+    """The graph's arguments; ``reads``: sources the guard already read into locals."""
+    parts = []
+    for index, (_, source, _) in enumerate(capture.inputs):
+        expr = reads.get(source.expr, source.expr)
+        parts.append(f"___view({expr}, ___ndarray)" if index in plain_views else expr)
+    return ", ".join(parts)
+
+
+def _reusing(call: str, inputs: str, read: str) -> str:
+    """``call`` for the guarded twin: the graph takes the values its guard just read."""
+    return call.replace(f"___compiled({inputs})", f"___compiled({read})")
+
+
 def _restoring_call(inputs: str, capture: Capture, written: set[int], original: Callable) -> str:
     """The graph call for a graph that writes to its inputs and whose recorded effects must not
     be lost if it raises: the written inputs are saved first; on an error they are restored and
@@ -271,8 +285,8 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
     plain_views = _plain_inputs(capture)
     if plain_views:
         consts.update(___view=np.ndarray.view, ___ndarray=np.ndarray)
-    inputs = ", ".join(f"___view({source.expr}, ___ndarray)" if index in plain_views else source.expr
-                       for index, (_, source, _) in enumerate(capture.inputs))
+    inputs = _input_list(capture, plain_views, {})
+    reads = getattr(guard, "reads", {})
     refs = capture.refs
     replay_lines = _replay_lines(capture.side_effects, consts, refs)
     result = _output_expr(capture.output_spec, consts)
@@ -303,7 +317,8 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
               f"        try:\n            ___ok = ({guard.condition})\n"
               f"        except Exception:\n            return ___MISS\n"
               f"        if not ___ok:\n            return ___MISS\n"
-              f"{call}        return {result}\n"
+              f"{_reusing(call, inputs, _input_list(capture, plain_views, reads))}"
+              f"        return {result}\n"
               f"    return run, guarded\n")
     path = write_generated_file(f"{cache_dir}/run", "run", source)
     run, guarded = load_generated_module(path).___make_run(consts)

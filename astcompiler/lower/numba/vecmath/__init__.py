@@ -49,13 +49,32 @@ def call_name(key: str) -> str:
 
 
 def import_line(key: str) -> str:
-    """The kernel module's import of the function of helper ``key``."""
+    """The kernel module's import of the function of helper ``key``, tagged with a hash of
+    this package's sources: the function is inlined into the kernel, whose numba disk cache
+    only tracks the kernel module, so a changed vecmath must change the kernel's source (and
+    its content-addressed file name)."""
     _, name, dtype = key.split(":")
     module, function = VECTOR_MATH[(name, dtype)]
-    return f"from {module} import {function} as {call_name(key)}"
+    return f"from {module} import {function} as {call_name(key)}  # vecmath {source_hash()}"
 
 
-__all__ = ["VECTOR_MATH", "PREFIX", "helper_key", "call_name", "import_line"]
+_HASH: list[str] = []
+
+
+def source_hash() -> str:
+    """A short hash of the package's ``.py`` files (computed once)."""
+    if not _HASH:
+        import hashlib
+        import pathlib
+
+        digest = hashlib.sha256()
+        for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
+            digest.update(path.name.encode() + path.read_bytes())
+        _HASH.append(digest.hexdigest()[:12])
+    return _HASH[0]
+
+
+__all__ = ["VECTOR_MATH", "PREFIX", "helper_key", "call_name", "import_line", "source_hash"]
 
 
 def feeds_reduction(node, depth: int = 8) -> bool:

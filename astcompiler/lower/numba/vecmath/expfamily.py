@@ -27,8 +27,8 @@ LN2_HI, LN2_LO = LN2_HI_LO
 
 @jit
 def exp_f64(x):
-    """``np.exp`` for float64, within 0.51 ulp (about: the result is summed in double-double
-    and rounded once)."""
+    """``np.exp`` for float64: summed in double-double and rounded once (measured 0.56 ulp),
+    rounded twice where the result is subnormal (within 1 ulp there)."""
     return exp_scaled_f64(x, 0)
 
 
