@@ -1,7 +1,10 @@
 # astcompiler: set-up, tests, demo and benchmarks.
 #
 #   make demo    create .venv if missing, install the package (editable, with tests), run the quickstart
-#   make test    same set-up, then run the test suite (extra pytest arguments: make test ARGS='-k cli')
+#   make test    same set-up, then run the test suite (extra pytest arguments: make test ARGS='-k cli'),
+#                then the CUDA tests in their own process under numba's simulator (make test-cuda)
+#   make test-cuda  only the CUDA tests (tests/cuda), NUMBA_ENABLE_CUDASIM=1 unless CUDA_SIM=0
+#                (CUDA_SIM=0 on a machine with a GPU runs them on it: ASTCOMPILER_CUDA_TESTS=1)
 #   make bench   same set-up plus numexpr and matplotlib, then run the benchmarks, with the peers
 #                (jax.jit, torch.compile) when `make peers` installed them (make bench ARGS='--quick')
 #   make peers   install the peers into a side venv, $(PEERS_ENV) (benchmarks/peers/setup.sh)
@@ -20,11 +23,12 @@ TEST_STAMP  := $(VENV)/.astcompiler-test.stamp
 BENCH_STAMP := $(VENV)/.astcompiler-bench.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test bench peers install
+.PHONY: help demo test test-cuda bench peers install
 
 help:
 	@echo "make demo    set up .venv and run examples/quickstart.py"
-	@echo "make test    set up .venv and run the tests (ARGS='...' goes to pytest)"
+	@echo "make test    set up .venv and run the tests (ARGS='...' goes to pytest), then make test-cuda"
+	@echo "make test-cuda  the CUDA tests under numba's simulator (CUDA_SIM=0: on a real GPU)"
 	@echo "make bench   set up .venv with numexpr and run benchmarks/run.py (ARGS='--quick')"
 	@echo "make peers   install jax and torch into a side venv (PEERS_ENV=$(PEERS_ENV))"
 
@@ -48,6 +52,16 @@ demo: $(TEST_STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q -x -p no:cacheprovider $(ARGS)
+	$(MAKE) --no-print-directory test-cuda
+
+# The CUDA tests need the simulator switched on before numba is imported: their own process.
+CUDA_SIM ?= 1
+test-cuda: $(TEST_STAMP)
+ifeq ($(CUDA_SIM),0)
+	ASTCOMPILER_CUDA_TESTS=1 $(PY) -m pytest -q -x -p no:cacheprovider tests/cuda
+else
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -x -p no:cacheprovider tests/cuda
+endif
 
 bench: $(BENCH_STAMP)
 	ASTCOMPILER_PEERS_ENV=$(PEERS_ENV) $(PY) benchmarks/run.py $(ARGS)

@@ -45,8 +45,13 @@ def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
     cannot be captured.
     """
     check_backend(backend)  # an unknown backend name fails here, at decoration time
-    if device not in (None, "cpu"):
-        raise ValueError(f"device={device!r} is not supported yet (only 'cpu')")
+    if device not in (None, "cpu", "cuda"):
+        raise ValueError(f"device={device!r} is not supported (None, 'cpu' or 'cuda')")
+    if device == "cuda" and backend != "numba":
+        raise ValueError(f"device='cuda' needs backend='numba', not {backend!r}")
+    if device == "cuda":  # no GPU and no simulator: say how to enable either, now
+        from .lower.numba.cuda.devices import require_cuda
+        require_cuda()
 
     def decorate(target: Any) -> Any:
         if _is_module(target):

@@ -30,12 +30,12 @@ def _safe(f, small):
     return g
 
 
-def fit(name: str, f, interval, weight, doc: str, max_terms: int = 30) -> tuple:
+def fit(name: str, f, interval, weight, doc: str, max_terms: int = 30, target=TARGET) -> tuple:
     """(name, coefficients highest degree first, weighted error, doc) of the smallest fit
-    meeting ``TARGET``."""
+    meeting ``target`` (float32 polynomials: 2**-30)."""
     for terms in range(2, max_terms):
         poly, err = mp.chebyfit(f, interval, terms, error=True)
-        if err * weight < TARGET:
+        if err * weight < target:
             return name, [float(c) for c in poly], float(err * weight), doc
     raise RuntimeError(f"{name}: no fit under {max_terms} terms")
 
@@ -46,12 +46,20 @@ FITS = [
     (fit("EXP", _safe(lambda r: (mp.exp(r) - 1 - r) / r ** 2, lambda r: mp.mpf(1) / 2 + r / 6),
          [-LN2 / 2 * 1.01, LN2 / 2 * 1.01], (LN2 / 2) ** 2,
          "exp(r) = 1 + r + r**2 * EXP(r), |r| <= ln2/2 (also expm1)"), ),
+    (fit("EXP_F32", _safe(lambda r: (mp.exp(r) - 1 - r) / r ** 2, lambda r: mp.mpf(1) / 2 + r / 6),
+         [-LN2 / 2 * 1.01, LN2 / 2 * 1.01], (LN2 / 2) ** 2,
+         "float32 arithmetic: exp(r) = 1 + r + r**2 * EXP_F32(r), |r| <= ln2/2",
+         target=mp.mpf(2) ** -30), ),
     (fit("EXP2", _safe(lambda r: (mp.power(2, r) - 1) / r, lambda r: LN2 + LN2 ** 2 * r / 2),
          [-0.5, 0.5], 0.5, "2**r = 1 + r * EXP2(r), |r| <= 1/2"), ),
     (fit("LOG", _safe(lambda z: (mp.log((1 + mp.sqrt(z)) / (1 - mp.sqrt(z))) - 2 * mp.sqrt(z))
                       / (mp.sqrt(z) * z), lambda z: mp.mpf(2) / 3 + 2 * z / 5),
          [0, (mp.mpf(3) - 2 * mp.sqrt(2)) ** 2 * 1.01], (3 - 2 * mp.sqrt(2)) ** 2,
          "log(1+f) = f - f*f/2 + s*(f*f/2 + z*LOG(z)), s = f/(2+f), z = s*s"), ),
+    (fit("LOG_F32", _safe(lambda z: (mp.log((1 + mp.sqrt(z)) / (1 - mp.sqrt(z))) - 2 * mp.sqrt(z))
+                          / (mp.sqrt(z) * z), lambda z: mp.mpf(2) / 3 + 2 * z / 5),
+         [0, (mp.mpf(3) - 2 * mp.sqrt(2)) ** 2 * 1.01], (3 - 2 * mp.sqrt(2)) ** 2,
+         "float32 arithmetic: as LOG", target=mp.mpf(2) ** -30), ),
     (fit("SIN", _safe(lambda z: (mp.sin(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)),
                       lambda z: -mp.mpf(1) / 6 + z / 120),
          [0, (mp.pi / 4) ** 2 * 1.01], (mp.pi / 4) ** 2,
@@ -92,6 +100,13 @@ def split(value, bits: int) -> tuple[float, float, float]:
 TWO_OVER_PI_BITS = 1400  # bits of 2/pi kept for the Payne-Hanek reduction (vecmath.trig)
 
 
+def _f32(value) -> float:
+    """``value`` rounded to float32 (as a Python float)."""
+    import numpy as np
+
+    return float(np.float32(float(value)))
+
+
 def _two_over_pi_hex() -> str:
     """floor(2/pi * 2**TWO_OVER_PI_BITS) in hex."""
     with mp.workdps(TWO_OVER_PI_BITS // 3 + 50):
@@ -103,6 +118,8 @@ def constants() -> dict[str, object]:
     return {
         "LOG2E": float(1 / LN2),
         "LN2_HI_LO": split(LN2, 32)[:1] + (float(LN2 - mp.mpf(split(LN2, 32)[0])),),
+        "LN2_HI_LO_F32": (split(LN2, 16)[0], _f32(LN2 - mp.mpf(split(LN2, 16)[0]))),
+        "LOG2E_F32": _f32(1 / LN2),
         "LN2": float(LN2),
         "LOG2_10": float(mp.log(10, 2)),
         "LOG10_2_HI_LO": (split(mp.log10(2), 32)[0], float(mp.log10(2) - mp.mpf(split(mp.log10(2), 32)[0]))),

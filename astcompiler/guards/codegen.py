@@ -202,7 +202,8 @@ class GuardFunction:
                 continue
             if ok:
                 continue
-            if fact.kind == "array" and isinstance(actual, np.ndarray):
+            if fact.kind == "array" and hasattr(actual, "shape") and hasattr(actual, "dtype"):
+                # (device arrays too: ``lower/numba/cuda``)
                 dtype, shape, _ = fact.value
                 if actual.ndim == len(shape) and actual.dtype == dtype:
                     dims = {i for i, (want, got) in enumerate(zip(shape, actual.shape))

@@ -25,6 +25,7 @@ from .stance import CURRENT_STANCE, DEFAULT, Stance, current_stance
 from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
 from .entry import CacheEntry, build_entry
+from .devices import EAGER, cuda_entry
 
 _ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
 _ALL_LOCK = threading.Lock()
@@ -266,7 +267,13 @@ class CompiledFunction:
         chosen = lookup_backend(backend) if backend is not None else self._backend
         from ..capture.sizes.dynamic import DynamicPolicy
         policy = DynamicPolicy.from_config(config, self.dynamic, self._automatic)
-        entry = persist.build_or_load(  # a warm start: loaded, else built (and written later)
+        entry = cuda_entry(self._orig_fn, args, kwargs, self.device,  # run/devices.py
+                           self._backend_spec if backend is None else backend, functools.partial(
+                               build_entry, fullgraph=self.fullgraph, title=self.title,
+                               policy=policy, make_piece=_compiled_piece))
+        if entry is EAGER:
+            return None
+        entry = entry or persist.build_or_load(  # a warm start: loaded, else built (written later)
             self._orig_fn, args, kwargs, lambda: build_entry(
                 self._orig_fn, args, kwargs, chosen, fullgraph=self.fullgraph, title=self.title,
                 policy=policy, make_piece=_compiled_piece),

@@ -89,10 +89,13 @@ PieceFactory = Callable[[types.FunctionType, Callable, Any], Any]
 
 def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Callable,
                 *, fullgraph: bool, title: str, policy: Any = None,
-                make_piece: PieceFactory | None = None) -> CacheEntry:
+                make_piece: PieceFactory | None = None,
+                adjust_guards: Callable[[Any], Any] | None = None) -> CacheEntry:
     """Capture, guard and lower one call of ``fn``; a graph break gives an eager entry, or a
     split one when ``make_piece(function, backend, dynamic)`` can compile its pieces (the
-    caller's ``CompiledFunction``: this module never imports it)."""
+    caller's ``CompiledFunction``: this module never imports it). ``adjust_guards``: applied
+    to the recorded facts before the guard is built (``run/devices.py``: device arrays)."""
+    adjust = adjust_guards or (lambda guards: guards)
     from ..capture.capture import capture_function
     from ..capture.guard_facts import GuardSet
     from ..capture.runtime.api import signature_of
@@ -117,7 +120,7 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
                           stacklevel=5)
         if fullgraph:
             raise Unsupported(message, user_stack=error.user_stack, hint=None) from None
-        partial = getattr(error, "capture_guards", None) or GuardSet()
+        partial = adjust(getattr(error, "capture_guards", None) or GuardSet())
         split = None if make_piece is None else split_entry(
             fn, error, partial, backend, policy, title, cache_dir, make_piece)
         if split is not None:
@@ -138,13 +141,14 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
         attach_user_stack(reason, error.__traceback__)
         if fullgraph and raised_by_astcompiler(error):  # a gap of ours: never hide it
             raise Unsupported(format_break(reason, fn), user_stack=reason.user_stack) from error
-        entry = eager_entry(fn, getattr(error, "capture_guards", None) or GuardSet(),
+        entry = eager_entry(fn, adjust(getattr(error, "capture_guards", None) or GuardSet()),
                             getattr(error, "capture_namespace", {}), reason, title, cache_dir)
         entry.compile_time = time.perf_counter() - start
         return entry
     captured = time.perf_counter()
     sig = signature_of(fn)
-    guard = build_guard(capture.guards, sig, fn, capture.namespace, title=title, cache_dir=cache_dir)
+    guard = build_guard(adjust(capture.guards), sig, fn, capture.namespace, title=title,
+                        cache_dir=cache_dir)
     guarded_at = time.perf_counter()
     graph_code = capture.graph.print_readable(print_output=False)
     example_inputs = [value for _, _, value in capture.inputs]

@@ -457,7 +457,8 @@ def _save(entry: Any, blueprint: tuple, pending: Pending) -> str | None:
     guard = entry.guard
     candidates = list(guard.namespace.values()) + (list(code.namespace.values()) if code else [])
     finder = Finder(pending.fn, candidates)
-    tables: dict[str, Any] = {"guard_objects": _table(finder, guard.namespace, set())}
+    trees = {name for name in guard.namespace if name.startswith("____tree_")}  # the guard's own
+    tables: dict[str, Any] = {"guard_objects": _table(finder, guard.namespace, trees)}
     files = {"guard": guard.path}
     lowering: dict[str, Any] = {}
     if code is not None:

@@ -219,7 +219,7 @@ def _input_list(capture: Capture, plain_views: set[int], reads: dict[str, str]) 
     parts = []
     for index, (_, source, _) in enumerate(capture.inputs):
         expr = reads.get(source.expr, source.expr)
-        parts.append(f"___view({expr}, ___ndarray)" if index in plain_views else expr)
+        parts.append(f"___ndarray.view({expr}, ___ndarray)" if index in plain_views else expr)
     return ", ".join(parts)
 
 
@@ -284,7 +284,7 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
     consts.update({k: v for k, v in capture.namespace.items()})
     plain_views = _plain_inputs(capture)
     if plain_views:
-        consts.update(___view=np.ndarray.view, ___ndarray=np.ndarray)
+        consts.update(___ndarray=np.ndarray)
     inputs = _input_list(capture, plain_views, {})
     reads = getattr(guard, "reads", {})
     refs = capture.refs

@@ -10,7 +10,7 @@ import pytest
 from astcompiler.config import config
 from astcompiler.graph import Graph, TensorMeta
 from astcompiler.lower.numba import numba_backend
-from astcompiler.lower.numba.cpu import LANES
+from astcompiler.lower.numba.cpu import VECTOR_LANES
 
 from numba_helpers import GraphBuilder, check
 
@@ -114,6 +114,11 @@ def test_empty_reductions_match_numpy():
         check(numba_backend(graph, [empty]), graph, (empty,))
 
 
+def _exp_calls(source: str, dtype: str) -> int:
+    """Calls of exp in a kernel's source: NumPy's, or the vectorizable one (``vecmath``)."""
+    return source.count("np.exp(") + source.count(f"vm_exp_{dtype}(")
+
+
 def test_row_softmax_is_one_kernel_with_one_parallel_loop():
     x = np.random.default_rng(3).uniform(-4, 4, (8, 16)).astype(np.float32)
     b = GraphBuilder(x)
@@ -125,10 +130,11 @@ def test_row_softmax_is_one_kernel_with_one_parallel_loop():
         compiled = numba_backend(graph, [x])
     (source,) = compiled.kernels.values()
     assert source.count("numba.prange") == 1  # the parallel entry's loop over rows
-    # exp is computed once, and read back from the output buffer in the last sweep
-    assert source.count("np.exp") == 1 and "= out_divide[i0, i1]" in source
-    assert f"acc_max_l{LANES - 1}" in source  # the max sweep is unrolled into lanes
-    assert "np.empty" not in source
+    # exp is computed in one sweep (its lane blocks and its tail), and read back from the
+    # output buffer in the last sweep
+    assert _exp_calls(source, "float32") == 2 and "= out_divide[i0, i1]" in source
+    assert "acc_max_v[u]" in source  # the max sweep accumulates in vector lanes
+    assert "np.empty" not in source.replace(f"np.empty({VECTOR_LANES}, ", "")  # lane arrays only
     check(compiled, graph, (x,))
     x[2, 5] = np.nan
     check(compiled, graph, (x,))
@@ -162,7 +168,7 @@ def test_expensive_intermediate_kept_in_a_row_temporary():
     graph = b.output(b("greater", t, b("multiply", s, 0.2)), b("argmax", t, axis=1))
     compiled = numba_backend(graph, [x])
     (source,) = compiled.kernels.values()
-    assert source.count("np.exp") == 1  # one sweep, no lanes (argmax keeps element order)
+    assert _exp_calls(source, "float64") == 2  # one sweep: its lane blocks and its tail
     assert "tmp_exp = np.empty(" in source
     check(compiled, graph, (x,))
 

@@ -258,7 +258,8 @@ def test_two_dimensional_masks_read_and_write_in_a_loop():
         return np.zeros((20, 20)), xs[None, :] + 0.3 * xs[:, None], 70
 
     compiled = check(masked_iteration, [plane(0.0), plane(0.1), plane(-0.3)])
-    assert "_ac_mask_set_2d(" in kernel_source(compiled)
+    source = kernel_source(compiled)  # loop bodies are planned: a masked fill may be a kernel
+    assert "_ac_mask_set_2d(" in source or "masked_fill" in source
 
 
 def masked_assign(x, m, v):

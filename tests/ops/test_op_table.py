@@ -350,7 +350,13 @@ def test_returns_input_marks_casts_that_may_return_their_argument():
     for copy in (True, False):
         args, kwargs = op.canonical((x, np.float64), {"copy": copy})
         assert (op.impl(*args, **kwargs) is x) == op.returns_input(args, kwargs) == (not copy)
-    assert {op.name for op in OPS if op.returns_input is not None} == {"astype"}
+    power = REGISTRY["linalg_matrix_power"]  # NumPy returns ``a`` itself for n == 1
+    a = np.eye(2) * 3.0
+    for n in (1, 2):
+        args, kwargs = power.canonical((a, n), {})
+        assert (power.impl(*args, **kwargs) is a) == power.returns_input(args, kwargs) == (n == 1)
+    assert {op.name for op in OPS if op.returns_input is not None} == {"astype",
+                                                                       "linalg_matrix_power"}
 
 
 # -- the numba target's spelling table -----------------------------------------------------------

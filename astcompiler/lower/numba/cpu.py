@@ -8,10 +8,22 @@ pattern (a size-1 input dim is indexed with 0, missing leading dims are dropped)
 allocated by the wrapper (NumPy's allocator is much faster than allocating inside njit) and
 filled here; 0-d NumPy-scalar results are returned as values.
 
-Reductions over the innermost axis are unrolled into ``LANES`` independent accumulators when
-their ``merge`` allows it (no loop-carried latency chain; LLVM can vectorize the lanes). A
-reduction over all axes (no outer loop to parallelize) runs its sweeps over ``CHUNKS`` slices
-of the first axis in the parallel twin, merging the partial results in slice order.
+Reductions over the innermost axis accumulate in ``VECTOR_LANES`` independent lanes when their
+``merge`` allows it (or they are ``argmax``/``argmin``) and the sweep's element work is cheap or
+vectorizable (``vecmath``): the accumulators are small arrays and the innermost loop runs over
+the lanes of one block, a loop without a loop-carried chain that LLVM's loop vectorizer turns
+into packed instructions (numba leaves the SLP vectorizer off, so unrolled scalar lanes would
+stay scalar). The lanes are merged as a tree. Lane ``u`` sums the elements ``u, u + 64, ...``
+(the tail after the last full block goes to lane 0) in the accumulator dtype, so a float32 sum
+(float64 accumulator) has a relative error far below NumPy's own float32 pairwise sum, and a
+float64 sum's rounding error is at most ``(n / 64 + 6) * eps * sum(|x|)`` (NumPy's pairwise
+bound has ``log2(n)`` in place of ``n / 64`` past 128 elements: the same order for rows up to a
+few thousand elements). ``argmax``/``argmin`` keep a value lane and an index lane (strict
+comparison: the first occurrence in a lane; the first NaN wins, as in NumPy) and the tree picks
+the better value, then the smaller index. A reduction over all axes (no outer loop to
+parallelize) runs its sweeps over ``CHUNKS`` slices of the first axis in the parallel twin,
+merging the partial results in slice order; a rows kernel's parallel twin runs ``CHUNKS`` slices
+of rows, each with its own row temporaries and lane arrays (allocated once per slice).
 """
 
 from __future__ import annotations
@@ -30,7 +42,8 @@ from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
 from .scalar import (cast, cheap, constant, empty_message, helper_imports, helper_source,
                      raises_flags, type_name)
 
-LANES = 4  # independent accumulators in an unrolled reduction loop
+LANES = 4  # independent accumulators in an unrolled reduction loop (kept for callers)
+VECTOR_LANES = 64  # lanes of a vectorized reduction (array accumulators, a power of two)
 CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
 
 # accumulator dtypes whose arithmetic numba does not widen: no cast back after each step
@@ -58,7 +71,7 @@ class Namer:
         return name
 
 
-_RESERVED = set(dir(builtins)) | {"np", "numba", "count", "chunks", "lo", "hi", "c"}
+_RESERVED = set(dir(builtins)) | {"np", "numba", "count", "chunks", "lo", "hi", "c", "u"}
 _ACC_PREFIXES = ("", "nan_", "idx_", "mean_", "part_", "partnan_")  # an accumulator's companions
 
 
@@ -80,6 +93,7 @@ class _Lane:
     suffix: str = ""  # appended to per-element locals and accumulators
     dim: int | None = None  # the unrolled dim
     shift: int = 0  # added to its loop variable
+    slot: str = ""  # appended to accumulators only: a vector lane (``_v[u]``)
 
 
 class _Writer:
@@ -107,21 +121,22 @@ def _arithmetic(template: str) -> bool:
 class KernelEmitter:
     """Emits one kernel function (serial or parallel) for a ``KernelPlan``."""
 
-    def __init__(self, kernel: KernelPlan, plan: Plan, values_0d: bool = False):
-        """``values_0d``: every 0-d input and output is a scalar value, never a 0-d array (a
-        caller that holds 0-d values as numbers: a structured function)."""
+    def __init__(self, kernel: KernelPlan, plan: Plan, nested: bool = False):
+        """``nested``: called from numba code (a structured function), which holds 0-d values
+        as numbers: every 0-d input and output is a scalar value, never a 0-d array."""
         self.k = kernel
         self.plan = plan
         self.ndim = len(kernel.shape)
         self.names = Namer(_RESERVED | {f"i{d}" for d in range(self.ndim)}
                            | {f"n{d}" for d in range(self.ndim)}
-                           | {f"end{d}" for d in range(self.ndim)})
+                           | {f"end{d}" for d in range(self.ndim)}
+                           | {f"b{d}" for d in range(self.ndim)})
         self.returns = [n for n in kernel.outputs
-                        if n.meta.shape == () and (n.meta.scalar or values_0d)]
+                        if n.meta.shape == () and (n.meta.scalar or nested)]
         self.buffers = [n for n in kernel.outputs if n not in self.returns]
         self.param = {n: self.names(n.name) for n in kernel.inputs}
         self.out = {n: self.names(f"out_{n.name}") for n in self.buffers}
-        lanes = ("",) + tuple(f"_l{u}" for u in range(LANES)) + ("_c",)
+        lanes = ("",) + tuple(f"_l{u}" for u in range(LANES)) + ("_c", "_v")
         self.local = {n: self.names(n.name, suffixes=lanes) for n in kernel.nodes}
         self.reductions = [n for n in kernel.nodes if isinstance(kernel.rules[n], ReductionRule)]
         self.acc = {n: self.names(f"acc_{n.name}", _ACC_PREFIXES, lanes) for n in self.reductions}
@@ -129,7 +144,7 @@ class KernelEmitter:
         self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items()
                      if buf is None}
         self.scalar_input = {n: self.names(f"{n.name}_v") for n in kernel.inputs
-                             if n.meta.shape == () and not (values_0d or n.meta.scalar
+                             if n.meta.shape == () and not (nested or n.meta.scalar
                                                              or n in plan.weak)}
         self.helpers: list[str] = []
         for node in kernel.nodes:
@@ -138,6 +153,8 @@ class KernelEmitter:
                     self.helpers.append(key)
         self.lane = _Lane()
         self.parallel = False
+        self.scratch: dict[str, str] = {}  # lane arrays a row function is handed: name -> dtype
+        self.scratch_param = False  # lane arrays are parameters (row function), else allocated
 
     # -- names and index expressions --------------------------------------------------------
 
@@ -171,7 +188,8 @@ class KernelEmitter:
         base = self.acc[node]
         name = {"acc": base, "nan": f"nan_{base}", "idx": f"idx_{base}", "mean": f"mean_{base}",
                 "part": f"part_{base}", "partnan": f"partnan_{base}"}[kind]
-        return name + (self.lane.suffix if kind in ("acc", "nan", "idx") else "")
+        return name + (self.lane.suffix + self.lane.slot if kind in ("acc", "nan", "idx")
+                       else "")
 
     def leaf(self, node: Node, consumer_ndim: int) -> str:
         """Read an input in the context of a consumer of ``consumer_ndim`` dims."""
@@ -305,6 +323,13 @@ class KernelEmitter:
         if rule.arg:
             w(f"{elem} = {self.element(node, rule.input_dtype)}")
             test = rule.combine.format(acc=acc, v=elem)
+            if self.lane.slot:  # a vector lane: selects, no branch (the first NaN stays)
+                if rule.input_dtype.kind == "f":
+                    test = f"({test}) | (({elem} != {elem}) & ({acc} == {acc}))"
+                idx = self.acc_name(node, "idx") + at
+                w(f"{idx} = {self.arg_position()} if {test} else {idx}")
+                w(f"{acc} = {elem} if {test} else {acc}")
+                return
             if rule.input_dtype.kind == "f":
                 test = f"{acc} == {acc} and ({test} or {elem} != {elem})"
             w.open(f"if {test}:")
@@ -361,13 +386,46 @@ class KernelEmitter:
     # -- lanes and chunks -------------------------------------------------------------------
 
     def lanes_for(self, sweep: Sweep) -> int:
-        """Unroll a sweep whose cost is the accumulators' latency chain: cheap element work,
-        reductions that can merge partial results. (exp & co. dominate on their own.)"""
+        """Vector lanes for a sweep whose element work vectorizes (cheap ops, ``vecmath``
+        functions) and whose reductions merge partial results (or are argmax/argmin)."""
         if not sweep.reductions or self.k.shape[-1] == 1 or self.k.outer == self.ndim:
             return 1
-        if not all(cheap(n) for n in sweep.compute):
+        if not all(cheap(n) or _vectorizable(self.k.rules[n]) for n in sweep.compute):
             return 1
-        return LANES if all(self.rule(n).merge for n in sweep.reductions) else 1
+        return VECTOR_LANES if all(self.rule(n).merge or self.rule(n).arg
+                                   for n in sweep.reductions) else 1
+
+    def lane_arrays(self, sweep: Sweep) -> list[tuple[str, str]]:
+        """(name, dtype) of the lane arrays of a vectorized sweep's accumulators."""
+        arrays = []
+        for node in sweep.reductions:
+            rule = self.rule(node)
+            arrays.append((self.acc[node] + "_v", type_name(rule.acc_dtype)))
+            if rule.nan_flag:
+                arrays.append((f"nan_{self.acc[node]}_v", "np.bool_"))
+            if rule.arg:
+                arrays.append((f"idx_{self.acc[node]}_v", "np.int64"))
+        return arrays
+
+    def init_lanes(self, w: _Writer, sweep: Sweep, lanes: int) -> None:
+        """The accumulators' initial values, in every lane (lane arrays: allocated here unless
+        they are the row function's parameters)."""
+        if lanes != VECTOR_LANES:  # one accumulator, or unrolled scalar lanes
+            for lane in self.lane_list(lanes, self.ndim - 1):
+                with self.in_lane(lane):
+                    for node in sweep.reductions:
+                        self.init_acc(w, node, sweep.phase[node])
+            return
+        for name, dtype in self.lane_arrays(sweep):
+            if self.scratch_param:
+                self.scratch[name] = dtype
+            else:
+                w(f"{name} = np.empty({VECTOR_LANES}, {dtype})")
+        w.open(f"for u in range({VECTOR_LANES}):")
+        with self.in_lane(_Lane(slot="_v[u]")):
+            for node in sweep.reductions:
+                self.init_acc(w, node, sweep.phase[node])
+        w.close()
 
     def lane_list(self, lanes: int, dim: int) -> list[_Lane]:
         if lanes == 1:
@@ -378,6 +436,9 @@ class KernelEmitter:
         """Combine the lanes' accumulators pairwise, in lane order, into ``acc<into>``."""
         if lanes == 1:
             return
+        if lanes == VECTOR_LANES:
+            self.merge_vector_lanes(w, sweep, into)
+            return
         for node in sweep.reductions:
             rule = self.rule(node)
             names = [self.acc[node] + f"_l{u}" for u in range(lanes)]
@@ -387,6 +448,39 @@ class KernelEmitter:
                 flags = [f"nan_{self.acc[node]}_l{u}" for u in range(lanes)]
                 self.pairwise(w, flags, lambda a, b: f"{a} | {b}")
                 w(f"nan_{self.acc[node]}{into} = {flags[0]}")
+
+    def merge_vector_lanes(self, w: _Writer, sweep: Sweep, into: str = "") -> None:
+        """Lane arrays as a tree: lane ``u`` takes lane ``u + s`` for s = 32, 16, ..., 1."""
+        step = VECTOR_LANES // 2
+        while step:
+            w.open(f"for u in range({step}):")
+            for node in sweep.reductions:
+                rule = self.rule(node)
+                a, b = f"{self.acc[node]}_v[u]", f"{self.acc[node]}_v[u + {step}]"
+                if rule.arg:
+                    ia, ib = f"idx_{self.acc[node]}_v[u]", f"idx_{self.acc[node]}_v[u + {step}]"
+                    better = rule.combine.format(acc=a, v=b)
+                    test = f"{better} or ({b} == {a} and {ib} < {ia})"
+                    if rule.input_dtype.kind == "f":
+                        test = f"({b} != {b} and ({a} == {a} or {ib} < {ia})) or ({a} == {a} and ({test}))"
+                    w.open(f"if {test}:")
+                    w(f"{a} = {b}")
+                    w(f"{ia} = {ib}")
+                    w.close()
+                    continue
+                w(f"{a} = {self.merged(rule, a, b)}")
+                if rule.nan_flag:
+                    flag = f"nan_{self.acc[node]}_v"
+                    w(f"{flag}[u] = {flag}[u] | {flag}[u + {step}]")
+            w.close()
+            step //= 2
+        for node in sweep.reductions:
+            rule = self.rule(node)
+            w(f"{self.acc[node]}{into} = {self.acc[node]}_v[0]")
+            if rule.nan_flag:
+                w(f"nan_{self.acc[node]}{into} = nan_{self.acc[node]}_v[0]")
+            if rule.arg:
+                w(f"idx_{self.acc[node]}{into} = idx_{self.acc[node]}_v[0]")
 
     @staticmethod
     def pairwise(w: _Writer, names: list[str], pair: Callable[[str, str], str]) -> None:
@@ -423,6 +517,18 @@ class KernelEmitter:
             w.close()
             return
         w(f"end{d} = {hi} - {hi} % {lanes}" if lo == "0" else f"end{d} = {hi} - ({hi} - {lo}) % {lanes}")
+        if lanes == VECTOR_LANES:  # blocks of lanes; the lane loop is the one LLVM vectorizes
+            w.open(f"for b{d} in range({lo}, end{d}, {lanes}):")
+            w.open(f"for u in range({lanes}):")
+            w(f"i{d} = b{d} + u")
+            with self.in_lane(_Lane(slot="_v[u]")):
+                body()
+            w.close(2)
+            w.open(f"for i{d} in range(end{d}, {hi}):")
+            with self.in_lane(_Lane(slot="_v[0]")):
+                body()
+            w.close()
+            return
         w.open(f"for i{d} in range({lo}, end{d}, {lanes}):")
         for lane in self.lane_list(lanes, d):
             with self.in_lane(lane):
@@ -563,12 +669,15 @@ class KernelEmitter:
 
     def row_args(self) -> list[str]:
         outer = [f"i{d}" for d in range(self.k.outer) if self.k.shape[d] != 1]
-        return self.params() + self.context() + list(self.temp.values()) + outer
+        return self.params() + self.context() + list(self.temp.values()) + list(
+            self.scratch) + outer
 
     def row_function(self) -> str:
-        """Everything one outer index needs: its sweeps and its per-row values."""
+        """Everything one outer index needs: its sweeps and its per-row values (row temporaries
+        and lane arrays are its parameters: allocated once per call, or per slice of rows)."""
         w = _Writer()
         self.parallel = False
+        self.scratch_param = True
         self.outer_nodes(w, self.k.prologue)
         for sweep in self.k.sweeps:
             self.serial_sweep(w, sweep)
@@ -580,22 +689,29 @@ class KernelEmitter:
         inner = [self.bound(d) for d in range(self.k.outer, self.ndim)]
         for node, name in self.temp.items():
             w(f"{name} = np.empty(({', '.join(inner)},), {type_name(node.meta.dtype)})")
+        for name, dtype in self.scratch.items():
+            w(f"{name} = np.empty({VECTOR_LANES}, {dtype})")
 
     def row_entry(self, name: str, parallel: bool) -> str:
         k = self.k
         self.parallel = parallel
         w = _Writer()
         self.prelude(w)
-        if not parallel:  # one row temporary for all rows; per row in parallel
+        if not parallel:  # one row temporary for all rows; per slice of rows in parallel
             self.temp_allocations(w)
         opened = 0
         for d in range(k.outer):
-            if k.shape[d] != 1:
-                loop = "numba.prange" if parallel and d == k.parallel_dim else "range"
-                w.open(f"for i{d} in {loop}(n{d}):")
-                opened += 1
-        if parallel:
-            self.temp_allocations(w)
+            if k.shape[d] == 1:
+                continue
+            if parallel and d == k.parallel_dim:
+                w(f"chunks = max(1, min(n{d}, {CHUNKS}))")
+                w.open("for c in numba.prange(chunks):")
+                self.temp_allocations(w)
+                w.open(f"for i{d} in range(c * n{d} // chunks, (c + 1) * n{d} // chunks):")
+                opened += 2
+                continue
+            w.open(f"for i{d} in range(n{d}):")
+            opened += 1
         w(f"{k.name}_row({', '.join(self.row_args())})")
         w.close(opened)
         return self.function(name, self.params(), w, parallel)
@@ -621,10 +737,7 @@ class KernelEmitter:
         for sweep in self.k.sweeps:
             w = _Writer()
             lanes = self.lanes_for(sweep)
-            for lane in self.lane_list(lanes, self.ndim - 1):
-                with self.in_lane(lane):
-                    for node in sweep.reductions:
-                        self.init_acc(w, node, sweep.phase[node])
+            self.init_lanes(w, sweep, lanes)
             self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep), lanes,
                       {0: ("lo", "hi")})
             self.merge_lanes(w, sweep, lanes)
@@ -716,10 +829,7 @@ class KernelEmitter:
 
     def serial_sweep(self, w: _Writer, sweep: Sweep) -> None:
         lanes = self.lanes_for(sweep)
-        for lane in self.lane_list(lanes, self.ndim - 1):
-            with self.in_lane(lane):
-                for node in sweep.reductions:
-                    self.init_acc(w, node, sweep.phase[node])
+        self.init_lanes(w, sweep, lanes)
         self.nest(w, list(range(self.k.outer, self.ndim)), lambda: self.sweep_body(w, sweep),
                   lanes)
         self.merge_lanes(w, sweep, lanes)
@@ -768,12 +878,23 @@ class KernelEmitter:
             kept_loop(finish)
 
 
-def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, values_0d: bool = False
+def _vectorizable(rule: Any) -> bool:
+    """A member whose scalar code LLVM vectorizes: a call of a ``vecmath`` function only."""
+    return isinstance(rule, ScalarRule) and bool(rule.helpers) and all(
+        key.partition(":")[0] == "vecmath" for key in rule.helpers)
+
+
+def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = False
                 ) -> KernelCode:
     """The source of a kernel module (helpers, body functions, entry points) and its calls;
-    ``values_0d``: see ``KernelEmitter``."""
-    emitter = KernelEmitter(kernel, plan, values_0d)
+    ``nested`` (see ``KernelEmitter``): the serial entry is also inlined into its numba caller
+    (``inline="always"``: one loop nest there, which LLVM optimizes with the caller's arrays)."""
+    emitter = KernelEmitter(kernel, plan, nested)
     functions = emitter.functions()
+    if nested:
+        head = f"def {kernel.name}("
+        functions = [f.replace(")\n" + head, ', inline="always")\n' + head, 1)
+                     if f.startswith("@numba.njit(") else f for f in functions]
     parallel_name = f"{kernel.name}_parallel" if kernel.parallel_dim is not None else None
     origins: list[str] = []
     for node in kernel.nodes:
@@ -857,4 +978,5 @@ def _shape_text(kernel: KernelPlan) -> str:
     return text
 
 
-__all__ = ["KernelCode", "KernelEmitter", "Namer", "kernel_code", "LANES", "CHUNKS"]
+__all__ = ["KernelCode", "KernelEmitter", "Namer", "kernel_code", "LANES", "VECTOR_LANES",
+           "CHUNKS"]

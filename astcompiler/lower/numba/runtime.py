@@ -316,3 +316,39 @@ def fp_gather_threads() -> None:
 
 
 __all__ += ["fp_clear_threads", "fp_gather_threads"]
+
+
+# -- pooled temporaries (issue 11, lever 3) ---------------------------------------------------------
+
+POOL_MIN_BYTES = 1 << 20  # smaller buffers come from malloc's heap without fresh pages anyway
+
+
+class BufferPool:
+    """Temporaries of one wrapper that never leave a call (buffers between its kernels), kept
+    from one call to the next so that big ones are not page-faulted (and zeroed by the kernel)
+    on every call.
+
+    ``take`` checks a buffer out of its slot (``dict.pop``: atomic, so two threads, or a call
+    nested in another, never get the same buffer: the second finds the slot empty and
+    allocates); ``give`` puts it back after the call's last use. Only a C-contiguous buffer of
+    the slot's shape and dtype is reused; the wrapper pools no array it returns or lets escape.
+    """
+
+    __slots__ = ("slots",)
+
+    def __init__(self) -> None:
+        self.slots: dict[int, np.ndarray] = {}
+
+    def take(self, slot: int, shape: tuple, dtype: Any) -> np.ndarray:
+        buf = self.slots.pop(slot, None)
+        if buf is not None and buf.shape == shape and buf.dtype == dtype \
+                and buf.flags.c_contiguous:
+            return buf
+        return np.empty(shape, dtype)
+
+    def give(self, slot: int, buf: np.ndarray) -> None:
+        if buf.nbytes >= POOL_MIN_BYTES:
+            self.slots[slot] = buf
+
+
+__all__ += ["BufferPool", "POOL_MIN_BYTES"]

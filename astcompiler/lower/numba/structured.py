@@ -25,7 +25,7 @@ from .bounds import INDEX_HELPERS, CheckedIndices, ValueRanges, proven_inside
 from .optable import NotLowerable, loop_source, region_result
 from .oprules_common import all_nodes, mutates, number_source
 from .loop_kernels import LoopKernels
-from .plan import KernelStep
+from .plan import KernelStep, Plan
 from .rebuild import StructuredRebuild, fix_spec
 from .scalar import python_int_bounds, type_name
 
@@ -41,6 +41,7 @@ class _Emitter:
     helpers: set[str] = field(default_factory=set)
     used: set[str] = field(default_factory=set)
     kernels: LoopKernels = field(default_factory=LoopKernels)  # fused kernels it calls
+    plan: Plan | None = None  # the plan of the graph being emitted (``body``)
     ranges: ValueRanges = field(default_factory=ValueRanges)  # integer ranges for index bounds
     checked: CheckedIndices = field(default_factory=CheckedIndices)  # index checks per block
 
@@ -176,13 +177,17 @@ class _Emitter:
             if node.meta is not None and np.dtype(node.meta.dtype) == np.float16:
                 raise NotLowerable("float16 values (numba has no float16 arithmetic)")
         plan = self.kernels.plan(graph)
-        for step in plan.steps:
-            if isinstance(step, KernelStep):
-                self.kernels.call(self, step.kernel, plan, indent)
-            elif step.node.op == "region":
-                self.region(step.node, indent)
-            else:
-                self.call(step.node, indent)
+        saved, self.plan = self.plan, plan
+        try:
+            for step in plan.steps:
+                if isinstance(step, KernelStep):
+                    self.kernels.call(self, step.kernel, plan, indent)
+                elif step.node.op == "region":
+                    self.region(step.node, indent)
+                else:
+                    self.call(step.node, indent)
+        finally:
+            self.plan = saved
         return [self.value(v) for v in graph.output_node.args[0]]
 
     def call(self, node: Node, indent: str) -> None:
@@ -209,8 +214,15 @@ class _Emitter:
         self.emit(self._indent, text, node)
 
     def may_alias(self, value: Any) -> bool:
-        """Whether array ``value`` may share memory with a store's destination."""
-        return _may_alias(value)
+        """Whether array ``value`` may share memory with a store's destination: anything but a
+        fresh result of a computation (``plan.storage_roots`` of the graph being emitted)."""
+        if not isinstance(value, Node) or value.meta is None or value.meta.ndim == 0:
+            return False
+        op = REGISTRY.ops.get(value.target) if value.op == "call" else None
+        if op is None or op.literal:  # an input, a region's result, a constant's own array
+            return True
+        roots = self.plan.roots.get(value) if self.plan is not None else None
+        return roots != frozenset({value})
 
     def region(self, node: Node, indent: str) -> None:
         info = node.info
@@ -311,17 +323,6 @@ def _axes_taken(item: Any) -> int:
             and item.meta.dtype.kind == "b":
         return item.meta.ndim
     return 1
-
-
-def _may_alias(value: Any) -> bool:
-    """An array value that may share memory with the destination: a view or an input. Fresh
-    results of computations (ufuncs, reductions, creations) never do."""
-    if not isinstance(value, Node) or value.meta is None or value.meta.ndim == 0:
-        return False
-    if value.op != "call":
-        return True
-    op = REGISTRY.ops.get(value.target)
-    return op is None or op.kind in ("view", "mutation") or op.literal  # (a constant: its array)
 
 
 def compile_structured(graph: Graph, example_inputs: list,

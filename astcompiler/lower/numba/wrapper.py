@@ -89,9 +89,13 @@ class WrapperWriter:
         self.effect_line: int | None = None  # its line number in the module (after ``build``)
         self.mutated: set[Node] = set()  # placeholders the graph writes to
         self.fp_dirty = True  # NumPy steps may have left FP flags set since the last clear
-        self.fp_fresh = True  # no step yet: flags the caller left only cost a rerun with NumPy
+        # no step yet: flags the caller left only cost a rerun with NumPy (the top-level graph;
+        # a host loop's body would rerun for flags its previous iteration left)
+        self.fp_fresh = name == "forward"
         self.opaque = False  # a region or an op with side effects ran: rerunning would repeat it
         self.fp_reported = False  # some kernel's FP flags are reported in place (no rerun)
+        self.pooled = pooled_buffers(plan, codes)  # temporaries reused across calls: slot
+        self.pool_taken: list[Node] = []  # pooled buffers allocated so far (given back at return)
         for node in plan.graph.placeholders:
             self.var[node] = self.names(node.name)
 
@@ -307,6 +311,13 @@ class WrapperWriter:
             return
         shape = self.shape_expr(kernel, node, dims)
         order = ', order="F"' if _order_arg(node) and node.kwargs.get("order") == "F" else ""
+        if node in self.pooled and not order and name == self.var.get(node):
+            if node not in self.pool_taken:
+                self.pool_taken.append(node)
+            self.emit(f"{name} = ___pool.take({self.pooled[node]}, {shape}, "
+                      f"{type_name(node.meta.dtype)})  # a temporary: reused across calls",
+                      origin, depth)
+            return
         self.emit(f"{name} = np.empty({shape}, {type_name(node.meta.dtype)}{order})", origin, depth)
 
     def check_python_ints(self, code: KernelCode, origin: str | None, depth: int) -> None:
@@ -443,6 +454,8 @@ class WrapperWriter:
                 self.first_effect += 2
         outputs = graph.output_node.args[0]
         values = [self.value(v) for v in outputs]
+        for node in self.pool_taken:  # after its last use; a call that raises drops it
+            self.emit(f"___pool.give({self.pooled[node]}, {self.var[node]})", node.origin)
         self.emit(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
         return self.module_source()
 
@@ -451,7 +464,7 @@ class WrapperWriter:
         head = ['"""output_code: the wrapper that runs one graph (astcompiler numba backend).',
                 "", "Generated; every line names the source line it comes from.", '"""', "",
                 "import numpy as np", ""]
-        if any("___rt." in line for line in self.lines):
+        if self.pool_taken or any("___rt." in line for line in self.lines):
             head.insert(-1, "import astcompiler.lower.numba.runtime as ___rt")
         if self.ops:
             head.insert(-1, "from astcompiler.ops import REGISTRY")
@@ -487,6 +500,8 @@ class WrapperWriter:
                 "after a numba failure: eager",
                 f"            return ___fallback.slow_call({self.fn_name}, {call})",
                 "        try:"]
+        if self.pool_taken:  # the pool lives as long as this forward function
+            body.insert(4, "    ___pool = ___rt.BufferPool()  # temporaries between kernels")
         lines = ["    " + line for line in self.lines]
         if self.first_effect is not None:  # its 1-based line number in the module
             self.effect_line = "\n".join(head + body + lines[:self.first_effect]).count("\n") + 2
@@ -521,6 +536,43 @@ def in_place_buffers(kernel: KernelPlan, code: KernelCode) -> dict[Node, Node]:
                 reuse[node] = src
                 break
     return reuse
+
+
+def pooled_buffers(plan: Plan, codes: dict[int, KernelCode]) -> dict[Node, int]:
+    """Kernel output buffers that never leave a call, each with a pool slot: not a graph
+    output nor viewed by one, read only by kernels and by NumPy ops whose results are fresh
+    arrays (pointwise and reduction ops without ``out=``), never written after the kernel. Such a
+    buffer is dead when the call returns, so the next call may reuse it (``runtime.BufferPool``)."""
+    graph = plan.graph
+    outputs = [v for v in graph.output_node.args[0] if isinstance(v, Node)]
+    escaping: set[Node] = set()
+    for value in outputs:
+        escaping |= set(plan.roots.get(value, frozenset({value})))
+    pooled: dict[Node, int] = {}
+    for kernel in plan.kernels:
+        code = codes.get(kernel.index)
+        if code is None or kernel.masked is not None:
+            continue
+        for node in code.buffers:
+            if node is kernel.stored or node in escaping or not node.users \
+                    or node.meta is None or node.meta.scalar or not node.meta.shape:
+                continue
+            if all(_fresh_reader(user, plan, kernel) for user in node.users):
+                pooled[node] = len(pooled)
+    return pooled
+
+
+def _fresh_reader(user: Node, plan: Plan, producer: KernelPlan) -> bool:
+    """``user`` reads a value without keeping it: another kernel's member, or a pure NumPy op
+    whose result is a fresh array."""
+    if user.op != "call" or user.target not in REGISTRY.ops:
+        return False
+    if any(user in k.rules for k in plan.kernels if k is not producer):
+        return True
+    op = REGISTRY[user.target]
+    return op.kind in ("pointwise", "reduction") and not op.side_effects \
+        and op.returns_input is None and "out" not in user.kwargs \
+        and plan.roots.get(user) == frozenset({user})
 
 
 def calls_threaded(graph: Graph) -> bool:

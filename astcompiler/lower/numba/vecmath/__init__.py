@@ -7,7 +7,10 @@ polynomials fitted by ``tools/vecmath_coefficients.py``; bit casts and ``fma`` t
 instructions, no calls in the loop). They match NumPy at the special values (inf, NaN, signed
 zeros, subnormals, overflow and underflow thresholds) and raise the floating-point flags NumPy
 raises, and no others (classification is done on bits: a float compare with a NaN operand
-signals *invalid* once vectorized). float32 evaluates the float64 function and rounds once more.
+signals *invalid* once vectorized). float32 ``exp`` and ``log`` compute in float32 arithmetic;
+the other float32 functions evaluate the float64 one and round once more. On AVX-512 machines
+tuned for 256-bit vectors, the kernels they are inlined into are marked to use 512-bit ones
+(``bits.prefer_wide_vectors``).
 
 ``VECTOR_MATH`` maps ``(ufunc name, dtype name)`` to ``(module, function)``; ``scalar.py``
 spells those ufuncs as calls to the function, imported into the kernel module, when
@@ -79,8 +82,9 @@ __all__ = ["VECTOR_MATH", "PREFIX", "helper_key", "call_name", "import_line", "s
 
 def feeds_reduction(node, depth: int = 8) -> bool:
     """Whether ``node``'s value reaches a reduction through pointwise ops (the same fused
-    kernel, likely): that loop carries a float accumulation LLVM does not vectorize (no
-    reassociation without fastmath), and scalar vecmath is slower than libm there."""
+    kernel, likely) whose loop carries a float accumulation LLVM does not vectorize (no
+    reassociation without fastmath), where scalar vecmath is slower than libm. Reductions that
+    merge partial results, and argmax/argmin, accumulate in vector lanes (``cpu.py``): not those."""
     from ....ops import REGISTRY
 
     frontier, seen = [node], set()
@@ -92,7 +96,8 @@ def feeds_reduction(node, depth: int = 8) -> bool:
                 if op is None or user in seen:
                     continue
                 seen.add(user)
-                if op.reduction is not None:
+                if op.reduction is not None and op.reduction.merge is None \
+                        and not op.reduction.arg:
                     return True
                 if op.kind == "pointwise":
                     nxt.append(user)

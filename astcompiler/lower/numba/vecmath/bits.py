@@ -22,12 +22,17 @@ def _bitcast(src: types.Type, dst: types.Type, width: int, to_int: bool):
     target = ir.IntType(width) if to_int else (ir.DoubleType() if width == 64 else ir.FloatType())
 
     def typer(typingctx, value):
-        if value != src:
+        if to_int and value != src:
             return None
+        if not to_int and not isinstance(value, types.Integer):
+            return None  # numba widens int32 arithmetic to int64: the low bits are taken
 
         def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], target)
-        return dst(src), codegen
+            raw = args[0]
+            if not to_int and raw.type.width != width:
+                raw = builder.trunc(raw, ir.IntType(width))
+            return builder.bitcast(raw, target)
+        return dst(value), codegen
     return intrinsic(typer)
 
 

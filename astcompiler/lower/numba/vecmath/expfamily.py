@@ -1,4 +1,4 @@
-"""exp, exp2, expm1 (float64; float32 through float64).
+"""exp, exp2, expm1 (float64; float32 exp in float32 arithmetic, the others through float64).
 
 Reduction: ``x = k*ln2 + r`` with ``|r| <= ln2/2`` (``k`` by the shifter trick, ``r`` by two
 fused multiply-adds with ln2 split so that ``k*LN2_HI`` is exact), a polynomial for ``exp(r)``,
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bits import prefer_wide_vectors
-from .coefficients import EXP, EXP2, LN2_HI_LO, LOG2E
+from .bits import bits_f32, f32_bits, prefer_wide_vectors
+from .coefficients import EXP, EXP2, EXP_F32, LN2_HI_LO, LN2_HI_LO_F32, LOG2E, LOG2E_F32
 from .core import (ABS, INF_BITS, SHIFTER, SIGN, bits_f64, f64_bits, fma, horner, jit, pow2, scale,
                    two_sum)
 
@@ -21,7 +21,6 @@ _CLAMP = np.int64(0x4087700000000000)  # 750.0: past overflow and underflow
 _CLAMP2 = np.int64(0x4091300000000000)  # 1100.0 (exp2)
 _TINY = np.int64(0x3C90000000000000)  # 2**-54: exp(x) rounds to 1 + x
 _NEG_INF = np.int64(-0x10000000000000)  # bits of -inf
-_F32_MIN_NORMAL = np.int64(0x3810000000000000)  # 2**-126 as float64 bits
 LN2_HI, LN2_LO = LN2_HI_LO
 
 
@@ -107,13 +106,48 @@ def expm1_f64(x):
     return (-1.0 if b == _NEG_INF else x) if special else y
 
 
+_F32 = np.float32
+_EXP_F32 = tuple(_F32(c) for c in EXP_F32)
+_LN2_HI_F32, _LN2_LO_F32 = (_F32(c) for c in LN2_HI_LO_F32)
+_LOG2E_F32 = _F32(LOG2E_F32)
+_SHIFTER_F32 = _F32(12582912.0)  # 1.5 * 2**23
+_ABS32 = np.int32(0x7FFFFFFF)
+_SIGN32 = np.int32(-0x80000000)
+_INF32 = np.int32(0x7F800000)
+_CLAMP32 = np.int32(0x42DC0000)  # 110.0: past float32 overflow and underflow
+_TINY32 = np.int32(0x33000000)  # 2**-25: exp(x) rounds to 1 + x
+_NEG_INF32 = np.int32(-0x800000)  # bits of -inf
+_MIN_NORMAL32 = np.int32(0x00800000)
+
+
+@jit
+def _pow2_f32(k):
+    return bits_f32(np.int32((k + 127) << 23))
+
+
 @jit
 def exp_f32(x):
-    """``np.exp`` for float32: the float64 function, rounded once more (within 0.5 ulp + 2**-29);
-    a subnormal input raises *underflow*, as NumPy's float32 exp does."""
-    b = f64_bits(np.float64(x)) & ABS
-    t = x * np.float32(1.0000001) if b < _F32_MIN_NORMAL else np.float32(0.0)
-    return np.float32(exp_f64(np.float64(x))) + (t - t)
+    """``np.exp`` for float32, in float32 arithmetic (twice the lanes of float64), within 1 ulp:
+    the float64 scheme with a degree-5 polynomial and ``2**k`` in two exact steps. A subnormal
+    input raises *underflow*, as NumPy's float32 exp does."""
+    prefer_wide_vectors()  # zmm where AVX-512 is tuned for ymm
+    b = f32_bits(x)
+    ax = b & _ABS32
+    special = ax >= _INF32
+    tiny = ax < _TINY32
+    xb = ((b & _SIGN32) | _CLAMP32) if ax > _CLAMP32 else b
+    xs = bits_f32(np.int32(0) if (special or tiny) else xb)
+    t = fma(xs, _LOG2E_F32, _SHIFTER_F32)
+    k = t - _SHIFTER_F32
+    r = fma(-k, _LN2_HI_F32, xs)  # exact: k*LN2_HI has 8 + 16 bits
+    r = fma(-k, _LN2_LO_F32, r)
+    y = _F32(1.0) + fma(r * r, horner(_EXP_F32, r), r)
+    ki = f32_bits(t) - f32_bits(_SHIFTER_F32)
+    k1 = ki >> 1
+    y = (y * _pow2_f32(k1)) * _pow2_f32(ki - k1)
+    sub = bits_f32(ax if 0 < ax < _MIN_NORMAL32 else np.int32(0)) * _F32(1.0000001)
+    y = (_F32(1.0) + x) + (sub - sub) if tiny else y
+    return (_F32(0.0) if b == _NEG_INF32 else x) if special else y
 
 
 @jit

@@ -1,0 +1,181 @@
+"""Which inputs live on a GPU, whether a CUDA target is there, and host stand-ins for capture.
+
+Nothing here imports numba unless a device array could exist (numba already loaded) or the CUDA
+target is asked for: selecting the target for ``device=None`` costs a few attribute checks.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+
+class CudaUnavailableError(RuntimeError):
+    """``device="cuda"`` (or a device-array input) without a GPU and without the simulator."""
+
+
+HOW_TO_ENABLE = (
+    "astcompiler's CUDA target needs either a CUDA GPU with its driver and numba-cuda "
+    "(`pip install astcompiler[cuda]`, plus `numba-cuda[cu12]` or `[cu13]` for NVVM), or numba's "
+    "CUDA simulator: set NUMBA_ENABLE_CUDASIM=1 in the environment before numba is imported "
+    "(slow: for tests only)")
+
+
+def is_device_array(value: Any) -> bool:
+    """A CUDA device array: it exposes ``__cuda_array_interface__`` (CuPy, numba), or numba
+    recognises it (the simulator's ``FakeCUDAArray`` has no interface)."""
+    if isinstance(value, np.ndarray):
+        return False
+    if hasattr(type(value), "__cuda_array_interface__"):
+        return True
+    if "numba.cuda" not in sys.modules:  # no numba device array can exist yet
+        return False
+    from numba.cuda import devicearray  # an attribute: the simulator has no such module
+    return bool(devicearray.is_cuda_ndarray(value))
+
+
+def simulator_enabled() -> bool:
+    """numba's CUDA simulator is on (read from numba when it is loaded, else the environment)."""
+    if "numba" in sys.modules:
+        from numba.core import config as numba_config
+        return bool(numba_config.ENABLE_CUDASIM)
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def require_cuda() -> None:
+    """Raise ``CudaUnavailableError`` (with how to enable a target) unless kernels can run."""
+    try:
+        from numba import cuda
+    except ImportError as error:  # numba without its CUDA package
+        raise CudaUnavailableError(f"numba.cuda cannot be imported ({error}). "
+                                   + HOW_TO_ENABLE) from None
+    if simulator_enabled():
+        return
+    try:
+        available = bool(cuda.is_available())
+    except Exception:  # noqa: BLE001 - a broken driver is "no GPU" too
+        available = False
+    if not available:
+        raise CudaUnavailableError("no CUDA GPU is available and numba's CUDA simulator is off. "
+                                   + HOW_TO_ENABLE)
+
+
+def wants_cuda(device: str | None, args: tuple, kwargs: dict) -> bool:
+    """The CUDA target: ``device="cuda"``, or ``device=None`` with a device array among the
+    arguments (top level)."""
+    if device == "cuda":
+        return True
+    if device is not None:
+        return False
+    return any(is_device_array(v) for v in args) or any(is_device_array(v)
+                                                         for v in kwargs.values())
+
+
+class HostStandIns:
+    """Host copies of the device arrays among a call's named arguments, for capture (which
+    models NumPy arrays); the guard facts on those arguments then check the device type."""
+
+    def __init__(self, fn: Any, args: tuple, kwargs: dict):
+        self.device_types: dict[str, type] = {}  # source name (``L['x']``) -> device type
+        copies: dict[int, np.ndarray] = {}  # one copy per device object: aliasing is kept
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except (TypeError, ValueError):
+            self.args, self.kwargs = args, kwargs
+            return
+        for name, value in list(bound.arguments.items()):
+            if is_device_array(value):
+                if id(value) not in copies:
+                    copies[id(value)] = to_host(value)
+                bound.arguments[name] = copies[id(value)]
+                self.device_types[f"L[{name!r}]"] = type(value)
+        self.args, self.kwargs = bound.args, bound.kwargs
+
+    def guards(self, guards: Any) -> Any:
+        """``guards`` (a ``GuardSet``) with the array facts of device arguments checking their
+        device type (and a type fact for each, so that an argument the code never read still
+        decides where results go); ``writeable`` facts on them dropped (device arrays are
+        always writeable)."""
+        if not self.device_types:
+            return guards
+        from ....capture.sources import local_source
+        fixed = type(guards)()
+        for name, device in self.device_types.items():  # each argument's kind, read or not
+            fixed.add("type", local_source(name[3:-2]), device)
+        for fact in guards.facts:
+            device = self.device_types.get(fact.source.name)
+            if device is None:
+                fixed.add(fact.kind, fact.source, fact.value, fact.extra)
+            elif fact.kind == "array":
+                dtype, shape, _ = fact.value
+                fixed.add("array", fact.source, (dtype, shape, device), fact.extra)
+            elif fact.kind != "writeable" or not fact.value:
+                fixed.add(fact.kind, fact.source, fact.value, fact.extra)
+        return fixed
+
+
+def _extent(value: Any) -> tuple[int, int] | None:
+    """The byte range an array's elements span (device or host pointer), None if unknown or
+    empty. (The simulator's device arrays show their host array's interface.)"""
+    face = getattr(value, "__cuda_array_interface__", None)
+    if face is None:
+        try:
+            face = getattr(value, "__array_interface__")
+        except AttributeError:
+            return None
+    shape = tuple(face["shape"])
+    if any(size == 0 for size in shape):
+        return None
+    itemsize = np.dtype(face["typestr"]).itemsize
+    strides = face.get("strides")
+    if strides is None:  # C-contiguous
+        strides, step = [], itemsize
+        for size in reversed(shape):
+            strides.insert(0, step)
+            step *= size
+    low = high = int(face["data"][0])
+    for size, stride in zip(shape, strides):
+        if stride < 0:
+            low += (size - 1) * stride
+        else:
+            high += (size - 1) * stride
+    return low, high + itemsize
+
+
+def device_overlap(args: tuple, kwargs: dict) -> bool:
+    """Two different device-array arguments whose memory overlaps (views of one buffer): capture
+    works on host copies, which could not see a write through one in the other."""
+    arrays = [v for v in (*args, *kwargs.values()) if is_device_array(v)]
+    if len(arrays) < 2:
+        return False
+    spans = []
+    for array in {id(a): a for a in arrays}.values():
+        extent = _extent(array)
+        if extent is None:
+            return True  # unknown: assume the worst
+        spans.append(extent)
+    spans.sort()
+    return any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+
+
+def to_host(value: Any) -> np.ndarray:
+    """A host copy of a device array (numba's, or CuPy's)."""
+    if hasattr(value, "copy_to_host"):
+        return np.asarray(value.copy_to_host())
+    if hasattr(value, "get"):  # CuPy
+        return np.asarray(value.get())
+    raise TypeError(f"cannot copy a {type(value).__name__} to the host")
+
+
+def write_back(device: Any, host: np.ndarray) -> None:
+    """Copy ``host`` (a written host copy) into the device array it was copied from."""
+    if hasattr(device, "copy_to_device"):
+        device.copy_to_device(host)
+    elif hasattr(device, "set"):  # CuPy
+        device.set(host)
+    else:
+        raise TypeError(f"cannot copy into a {type(device).__name__}")

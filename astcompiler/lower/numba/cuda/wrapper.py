@@ -1,0 +1,96 @@
+"""The CUDA target's wrapper: a generated Python function that moves arrays between host and
+device, launches the kernels and runs the other steps with NumPy on the host.
+
+Per call: a ``Transfers`` object copies each host array that a kernel reads to the device once,
+and each device array that a NumPy step reads to the host once. Kernel outputs stay on the device
+until something on the host needs them. Results are device arrays when any array argument was
+one (fixed per entry: its guard checks each argument's kind), else host arrays. A NumPy step that writes into an array is followed by ``___t.written(...)``,
+which copies the written storages back to the device arrays they were downloaded from (a device
+input's mutation is visible to the caller). Every line is tagged with the node and source line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ....graph import Node
+from ..cpu import Namer
+from ..plan import KernelStep, NodeStep, Plan, write_targets
+from .kernels import CudaKernelCode, gpu_kernel
+
+
+class CudaWrapperWriter:
+    """Writes ``make_forward(___rt, ___steps, ___kernels)`` for one plan."""
+
+    def __init__(self, plan: Plan, codes: dict[int, CudaKernelCode], on_device: bool):
+        self.plan, self.codes, self.on_device = plan, codes, on_device
+        self.names = Namer({"np", "cuda"})
+        self.var: dict[Node, str] = {}
+        self.steps: list[Node] = []  # host steps, by position in ``___steps``
+        self.kernels: list[CudaKernelCode] = []  # launched kernels, by position in ``___kernels``
+        self.lines: list[str] = []
+
+    def emit(self, text: str, origin: str | None = None) -> None:
+        self.lines.append("        " + text + (f"  # {origin}" if origin else ""))
+
+    def build(self) -> str:
+        graph = self.plan.graph
+        params = [self.name(p) for p in graph.placeholders]
+        self.emit("___t = ___rt.Transfers()  # this call's host<->device copies")
+        where = "device arrays" if self.on_device else "host arrays"
+        self.emit(f"___on_device = {self.on_device}  # the guard pins the arguments' kind: "
+                  f"{where}")
+        for step in self.plan.steps:
+            if isinstance(step, KernelStep):
+                self.kernel_step(step)
+            else:
+                self.host_step(step.node)
+        outputs = [self.output(v) for v in graph.output_node.args[0]]
+        self.emit(f"return ({', '.join(outputs)}{',' if len(outputs) == 1 else ''})")
+        head = ["# numba CUDA target: host<->device transfers, kernel launches, NumPy steps", "",
+                "def make_forward(___rt, ___steps, ___kernels):",
+                f"    def forward({', '.join(params)}):"]
+        return "\n".join(head + self.lines + ["    return forward", ""])
+
+    def name(self, node: Node) -> str:
+        if node not in self.var:
+            self.var[node] = self.names(node.name)
+        return self.var[node]
+
+    def host_step(self, node: Node) -> None:
+        """A node run with NumPy on host values (a region: its loops on the host)."""
+        index = len(self.steps)
+        self.steps.append(node)
+        args = ", ".join(f"___t.host({self.var[v]})" for v in node.all_input_nodes())
+        label = f"NumPy on the host: {node.target}" + (f" ({node.origin})" if node.origin else "")
+        self.emit(f"{self.name(node)} = ___steps[{index}]({args})", label)
+        written = [r for t in write_targets(node) for r in self.plan.roots.get(t, {t})]
+        storages = [self.var[r] for r in dict.fromkeys(written) if r in self.var]
+        if storages:
+            self.emit(f"___t.written(({', '.join(storages)},))",
+                      "back to the device arrays it wrote through")
+
+    def kernel_step(self, step: KernelStep) -> None:
+        kernel = step.kernel
+        code = self.codes.get(kernel.index)
+        if kernel.masked is not None:  # a masked store: its nodes as NumPy steps, in order
+            for node in kernel.masked.in_order:
+                self.host_step(node)
+            return
+        if code is None:
+            raise AssertionError(f"{kernel.name}: not a kernel of the CUDA target")
+        index = len(self.kernels)
+        self.kernels.append(code)
+        outs = ", ".join(self.name(n) for n in code.buffers + code.returns) + ","
+        args = ", ".join(self.var[n] for n in code.inputs)
+        where = f"CUDA kernel {code.name}" if gpu_kernel(kernel) else \
+            f"{code.name} as NumPy on the host (not a GPU kernel yet)"
+        self.emit(f"{outs} = ___kernels[{index}](___t, {args})",
+                  f"{where}: " + ", ".join(n.target for n in kernel.nodes))
+        if kernel.store_into is not None:  # the fused store: NumPy writes the kernel's result
+            self.host_step(kernel.store_into)
+
+    def output(self, value: Any) -> str:
+        if not isinstance(value, Node):
+            return repr(value)
+        return f"___rt.as_output({self.var[value]}, ___on_device, ___t)"
