@@ -527,6 +527,25 @@ def print_table(rows: list[Row]) -> None:
           "(target <= 1.20)")
     print_cells(workload_cells(rows, notes), 2)
     print_notes(notes, len(rows))
+    drift = baseline_drift(rows)
+    if drift:
+        print("NumPy's time differed by more than 25% between processes (speedups are over each "
+              "process' own NumPy): " + "; ".join(drift))
+
+
+def baseline_drift(rows: list[Row], limit: float = 1.25) -> list[str]:
+    """``"layernorm: 19.2 ms here, jax.jit 12.3 ms"`` where a peer process' NumPy time differs
+    from this process' by more than ``limit``."""
+    lines = []
+    for row in rows:
+        here = row.impls[NUMPY].median if NUMPY in row.impls else None
+        others = [impl for impl in row.impls.values() if impl.process != "main" and impl.baseline]
+        far = [impl for impl in others if here and max(here / impl.baseline,
+                                                       impl.baseline / here) > limit]
+        if far:
+            lines.append(f"{row.name}: {format_time(here, row.unit)} here, " + ", ".join(
+                f"{impl.label} {format_time(impl.baseline, row.unit)}" for impl in far))
+    return lines
 
 
 def compile_cells(rows: list[Row]) -> list[list[str]]:

@@ -340,3 +340,11 @@ def test_real_peer_runs_and_checks(launch: ModuleType, key: str, tmp_path: Path)
     assert report.status == launch.OK, report.detail
     timing = report.results["tiny"]
     assert timing.note is None and timing.peer_s > 0 and timing.numpy_s > 0
+
+
+def test_baseline_drift_is_reported(run: ModuleType, launch: ModuleType) -> None:
+    row = ms_row(run)  # NumPy 10 s here
+    run.add_peers([row], [launch.parse_report("torch", good_report())])  # NumPy 10 s there too
+    assert run.baseline_drift([row]) == []
+    row.impls[run.TORCH].baseline = 5.0
+    assert run.baseline_drift([row]) == ["softmax: 10000 ms here, torch.compile 5000 ms"]

@@ -87,7 +87,7 @@ def _item_of(expr: str, containers: dict[str, str]) -> str | None:
 
 
 def _attribute_of(expr: str, paths: dict[str, str], names: tuple[str, ...]) -> str | None:
-    """The root of ``expr`` when it is ``P.name`` for a module path ``P`` and a name in ``names``."""
+    """The root of ``expr`` when it is ``P.name``, ``P`` a module path and ``name`` in ``names``."""
     head, dot, name = expr.rpartition(".")
     return paths.get(head) if dot and name in names else None
 

@@ -203,7 +203,7 @@ def test_forward_patched_onto_a_class():
     model = nn.Sequential(nn.Linear(3, 3, rng=0), Doubler(), Doubler())
     compiled = _compiled(model)
     _same(compiled, model, _x())
-    Doubler.forward = lambda self, x: x * 3.0  # no module API: a class attribute, checked every call
+    Doubler.forward = lambda self, x: x * 3.0  # a class attribute: checked on every call
     _same(compiled, model, _x())
     assert _entries(compiled) == 2
 

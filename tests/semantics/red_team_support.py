@@ -24,6 +24,9 @@ import astcompiler as ac
 from .harness import Call, identity_signature, snapshot
 
 
+ATOL = [0.0]  # absolute tolerance of the running comparison (with rtol: results of cancellations)
+
+
 def ulp_distance(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Units in the last place between two float arrays of one dtype (NaN vs NaN: 0)."""
     itype = {2: np.int16, 4: np.int32, 8: np.int64}[got.dtype.itemsize]
@@ -56,7 +59,7 @@ def array_difference(got: Any, want: Any, ulp: int = 0, rtol: float = 0.0) -> st
         bad = dist > limit
         if rtol:
             with np.errstate(all="ignore"):
-                close = np.abs(got_a - want_a) <= rtol * np.abs(want_a)
+                close = np.abs(got_a - want_a) <= rtol * np.abs(want_a) + ATOL[0]
             bad &= ~(close & np.isfinite(want_a) & np.isfinite(got_a))
         if np.any(bad):
             i = np.flatnonzero(bad.ravel())[0]
@@ -131,11 +134,12 @@ def run_one(fn: Callable, args: tuple, errstate: dict | None) -> dict:
 
 
 def differential(fn: Callable, make_calls: Callable[[], Sequence[tuple]], *, ulp: int = 0,
-                 rtol: float = 0.0,
+                 rtol: float = 0.0, atol: float = 0.0,
                  errstate: dict | None = None, compiled: Callable | None = None,
                  check_warnings: bool = True) -> Callable:
     """Run ``fn`` plainly and compiled over the calls; assert every observable equal. Returns the
     compiled function (its ``entries`` tell what ran where)."""
+    ATOL[0] = atol
     plain_calls, compiled_calls = list(make_calls()), list(make_calls())
     target = compiled if compiled is not None else ac.compile(fn, backend="numba")
     plain = [run_one(fn, args, errstate) for args in plain_calls]

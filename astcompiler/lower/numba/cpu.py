@@ -44,6 +44,7 @@ from .scalar import (cast, cheap, constant, empty_message, helper_imports, helpe
 
 LANES = 4  # independent accumulators in an unrolled reduction loop (kept for callers)
 VECTOR_LANES = 64  # lanes of a vectorized reduction (array accumulators, a power of two)
+SHORT_ROW = 8  # static innermost extents below this reduce with one accumulator (as NumPy's)
 CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
 
 # accumulator dtypes whose arithmetic numba does not widen: no cast back after each step
@@ -390,6 +391,9 @@ class KernelEmitter:
         functions) and whose reductions merge partial results (or are argmax/argmin)."""
         if not sweep.reductions or self.k.shape[-1] == 1 or self.k.outer == self.ndim:
             return 1
+        last = self.k.shape[-1]
+        if isinstance(last, (int, np.integer)) and last < SHORT_ROW:  # (x ** 2).sum(axis=-1)
+            return 1  # of n x 3 points: lanes would cost more than the row itself
         if not all(cheap(n) or _vectorizable(self.k.rules[n]) for n in sweep.compute):
             return 1
         return VECTOR_LANES if all(self.rule(n).merge or self.rule(n).arg

@@ -83,6 +83,7 @@ class LoopKernels:
     cache: bool = field(default_factory=lambda: bool(config.numba_cache))
     imports: list[str] = field(default_factory=list)
     codes: list[tuple[str, KernelCode, str]] = field(default_factory=list)  # alias, code, path
+    aliases: dict[str, str] = field(default_factory=dict)  # module name -> alias
 
     def plan(self, graph: Graph) -> Plan:
         """The top-level planner on one graph of the structured function. Python numbers stay
@@ -93,9 +94,11 @@ class LoopKernels:
         """Allocate a kernel's outputs, check its Python-int operands and call it."""
         code = kernel_code(kernel, plan, cache=self.cache, nested=True)
         _, stem, path = load_source(kernel.name, code.source)
-        alias = emitter.fresh(kernel.name)
-        self.imports.append(f"from {stem} import {code.name} as {alias}")
-        self.codes.append((alias, code, path))
+        alias = self.aliases.get(stem)
+        if alias is None:  # one import per module (the same kernel may be called at many places)
+            alias = self.aliases[stem] = emitter.fresh(kernel.name)
+            self.imports.append(f"from {stem} import {code.name} as {alias}")
+            self.codes.append((alias, code, path))
         origin = _first_origin(kernel)
         for node in code.inputs:
             self.check_python_int(emitter, node, indent)
