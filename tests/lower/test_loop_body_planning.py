@@ -342,3 +342,22 @@ def test_signed_zeros_in_loop_kernels(dtype):
         return x
     x = np.array([-0.0, 0.0, 1.0, -2.0, np.nan], dtype)
     check(fn, (x, S), (-x, S + 3))
+
+
+def nbody(pos, vel, mass, steps):
+    for _ in range(steps):
+        diff = pos[None, :, :] - pos[:, None, :]
+        r2 = (diff ** 2).sum(axis=-1) + 1e-3
+        acc = (diff * (mass[None, :, None] * (r2 ** -1.5)[:, :, None])).sum(axis=1)
+        vel += 0.01 * acc
+        pos += 0.01 * vel
+    return pos, vel
+
+
+def test_short_rows_reduce_with_one_accumulator():
+    """Rows of 3 (points in space) are summed without vector lanes (they cost more than a row)."""
+    def make(n):
+        return RNG.standard_normal((n, 3)), RNG.standard_normal((n, 3)), RNG.random(n) + 0.5, S
+    code = check(nbody, make(9), make(5))
+    assert_planned(code, 4)
+    assert "rows" in kernel_styles(code) and "for u in range(64)" not in code

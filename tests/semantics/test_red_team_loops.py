@@ -373,3 +373,139 @@ def test_loop_out_argument_aliases():
             np.add(b[::-1], a, out=a)
         return a, b
     differential(f, lambda: [(np.arange(5.0), np.zeros(5), T), (np.arange(4.0), np.zeros(4), T)])
+
+
+def test_loop_python_float_accumulator_of_float32_elements():
+    """NEP 50: ``0.0 + np.float32`` is ``np.float32``; the sum is rounded to float32 each trip."""
+    def f(x, n):
+        s = 0.0
+        for i in range(n):
+            s += x[i % x.shape[0]] * 0.1
+        return s, type(s)
+    differential(f, lambda: [(np.linspace(0, 1, 7).astype(np.float32), T),
+                             (np.linspace(0, 1, 7), T), (np.arange(7, dtype=np.int32), T)])
+
+
+def test_loop_python_int_accumulator_of_int8_elements_wraps():
+    """``0 + np.int8`` is ``np.int8``: the sum wraps, with NumPy's overflow warning."""
+    def f(x, n):
+        s = 0
+        for i in range(n):
+            s += x[i % x.shape[0]]
+        return s, type(s)
+    differential(f, lambda: [(np.array([100, 27, 1], np.int8), T), (np.arange(3, dtype=np.int64), T),
+                             (np.array([250, 3], np.uint8), T)], errstate={"all": "warn"})
+
+
+def test_loop_uint8_element_minus_out_of_range_int_raises():
+    def f(x, k, n):
+        s = 0
+        for i in range(n):
+            s = x[i % x.shape[0]] - k
+        return s
+    differential(f, lambda: [(np.arange(3, dtype=np.uint8), 1, T), (np.arange(3, dtype=np.uint8), 300, T),
+                             (np.arange(3, dtype=np.uint8), -1, T)], errstate={"all": "warn"})
+
+
+def test_loop_numpy_scalar_accumulators_keep_their_type():
+    def f(x, n):
+        a = np.float32(0.0)
+        b = x.sum() * 0
+        for i in range(n):
+            a = a + x[i % x.shape[0]]
+            b = b + (x > 1).sum()
+        return a, b, type(a), type(b)
+    differential(f, lambda: [(np.linspace(0, 2, 5).astype(np.float32), T),
+                             (np.linspace(0, 2, 5), T), (np.arange(5, dtype=np.int16), T)])
+
+
+@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel calls do not check operand "
+                   "shapes (F2: wrong answer)")
+def test_loop_window_shorter_than_weights_raises_broadcast_error():
+    """Near the end the window ``u[i:i+3]`` is shorter than ``w``: NumPy's ValueError."""
+    def f(u, w, n):
+        s = np.zeros(3)
+        for i in range(n):
+            s = s + u[i:i + 3] * w
+        return s
+    differential(f, lambda: [(np.arange(60.0), np.ones(3), 50), (np.arange(60.0), np.ones(3), 59),
+                             (np.arange(60.0), np.ones(1), 45)])
+
+
+def test_loop_stencil_tiny_and_empty_sizes():
+    def f(u, steps):
+        for _ in range(steps):
+            u[1:-1] = 0.5 * (u[:-2] + u[2:])
+            u[2:] += u[:-2].sum()
+        return u
+    differential(f, lambda: [(np.arange(5.0), T), (np.arange(1.0), T), (np.zeros(0), T),
+                             (np.arange(2.0), T), (np.arange(3.0), T)], rtol=1e-12)
+
+
+def test_loop_warnings_with_inplace_write_each_trip():
+    """In place in a loop, default errstate: one warning per trip and op, as NumPy."""
+    def f(u, steps):
+        for _ in range(steps):
+            u[:] = np.sqrt(u) - 1.0
+        return u
+    differential(f, lambda: [(np.full(3, 9.0), T), (np.array([4.0, 0.5]), T)],
+                 errstate={"all": "warn"})
+
+
+@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel calls do not check operand "
+                   "shapes (F2: out-of-bounds read)")
+def test_loop_window_out_of_bounds_read():
+    def f(u, w, n):
+        s = np.zeros(3)
+        for i in range(n):
+            s = w * 2.0 + s - u[i:i + 3]
+        return s
+    differential(f, lambda: [(np.arange(60.0), np.ones(3), 59), (np.arange(60.0), np.ones(3), 59),
+                             (np.arange(60.0), np.ones(3), 60)])
+
+
+@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel assumes the shapes of the traced "
+                   "trip; a window of 1 row broadcasts in NumPy (F3: wrong answer)")
+def test_loop_window_of_one_row_broadcasts():
+    def f(a, w, n):
+        s = np.zeros((2, 4))
+        for i in range(n):
+            s = s + a[i:i + 2, :] * w
+        return s
+    differential(f, lambda: [(np.arange(200.0).reshape(50, 4), np.ones(4), 48),
+                             (np.arange(200.0).reshape(50, 4), np.ones(4), 49),
+                             (np.arange(200.0).reshape(50, 4), np.ones(4), 50)])
+
+
+@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel reads past a shrinking window "
+                   "(F2: out-of-bounds read)")
+def test_loop_window_plain_add_out_of_bounds():
+    def f(u, n):
+        s = np.zeros(3)
+        for i in range(n):
+            s = s + u[i:i + 3]
+        return s
+    differential(f, lambda: [(np.arange(60.0), 57), (np.arange(60.0), 58), (np.arange(60.0), 59)])
+
+
+@pytest.mark.xfail(strict=True, reason="red team: masked store in a loop body with a shrinking "
+                   "mask: no IndexError (F2)")
+def test_loop_masked_store_mask_shorter_than_destination():
+    def f(x, n):
+        acc = np.zeros(3)
+        for i in range(n):
+            m = x[i:i + 3] > 0
+            acc[m] = acc[m] + 1.0
+        return acc
+    differential(f, lambda: [(np.arange(60.0) - 5, 50), (np.arange(60.0) - 5, 59)])
+
+
+@pytest.mark.xfail(strict=True, reason="red team: complex kernel in a loop body with a shrinking "
+                   "window (F2)")
+def test_loop_complex_window_out_of_bounds():
+    def f(z, n):
+        s = np.zeros(3, complex)
+        for i in range(n):
+            s = s * 0.5 + z[i:i + 3]
+        return s
+    differential(f, lambda: [(np.arange(60.0) + 1j, 50), (np.arange(60.0) + 1j, 59)])

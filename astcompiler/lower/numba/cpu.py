@@ -16,9 +16,10 @@ into packed instructions (numba leaves the SLP vectorizer off, so unrolled scala
 stay scalar). The lanes are merged as a tree. Lane ``u`` sums the elements ``u, u + 64, ...``
 (the tail after the last full block goes to lane 0) in the accumulator dtype, so a float32 sum
 (float64 accumulator) has a relative error far below NumPy's own float32 pairwise sum, and a
-float64 sum's rounding error is at most ``(n / 64 + 6) * eps * sum(|x|)`` (NumPy's pairwise
-bound has ``log2(n)`` in place of ``n / 64`` past 128 elements: the same order for rows up to a
-few thousand elements). ``argmax``/``argmin`` keep a value lane and an index lane (strict
+float64 sum's rounding error is at most ``(n / 64 + 70) * eps * sum(|x|)`` (lane 0 also takes
+the tail of up to 63 elements; rows shorter than 128 use one accumulator or four unrolled lanes,
+within ``n * eps``; NumPy's pairwise bound is ``(log2(n) + 8) * eps``: the same order for rows
+up to a few thousand elements). ``argmax``/``argmin`` keep a value lane and an index lane (strict
 comparison: the first occurrence in a lane; the first NaN wins, as in NumPy) and the tree picks
 the better value, then the smaller index. A reduction over all axes (no outer loop to
 parallelize) runs its sweeps over ``CHUNKS`` slices of the first axis in the parallel twin,
@@ -156,6 +157,7 @@ class KernelEmitter:
         self.parallel = False
         self.scratch: dict[str, str] = {}  # lane arrays a row function is handed: name -> dtype
         self.scratch_param = False  # lane arrays are parameters (row function), else allocated
+        self.row_mode: str | None = None  # row functions: "long" (vector lanes) or "short" rows
 
     # -- names and index expressions --------------------------------------------------------
 
@@ -567,6 +569,8 @@ class KernelEmitter:
             return self.masked_functions()
         if k.style == "rows" and k.outer > 0:
             sources = [self.row_function()]
+            if self.vector_rows():
+                sources.append(self.row_function("long"))
             entry = self.row_entry
         elif k.style == "rows":
             sources = self.sweep_functions()
@@ -671,23 +675,32 @@ class KernelEmitter:
 
     # rows kernels with outer axes: a row function, called by serial and parallel loops
 
-    def row_args(self) -> list[str]:
+    def row_args(self, long: bool = False) -> list[str]:
         outer = [f"i{d}" for d in range(self.k.outer) if self.k.shape[d] != 1]
-        return self.params() + self.context() + list(self.temp.values()) + list(
-            self.scratch) + outer
+        scratch = list(self.scratch) if long else []
+        return self.params() + self.context() + list(self.temp.values()) + scratch + outer
 
-    def row_function(self) -> str:
+    def vector_rows(self) -> bool:
+        """Whether some sweep of this rows kernel accumulates in vector lanes (on long rows)."""
+        return any(self.lanes_for(sweep) == VECTOR_LANES for sweep in self.k.sweeps)
+
+    def row_function(self, mode: str = "short") -> str:
         """Everything one outer index needs: its sweeps and its per-row values (row temporaries
-        and lane arrays are its parameters: allocated once per call, or per slice of rows)."""
+        and lane arrays are its parameters: allocated once per call, or per slice of rows).
+        ``mode``: "long" rows accumulate in vector lanes (``<name>_row_long``), "short" ones
+        with scalar accumulators (``<name>_row``); the entry picks one per call."""
         w = _Writer()
         self.parallel = False
-        self.scratch_param = True
+        self.scratch_param = mode == "long"
+        self.row_mode = mode
         self.outer_nodes(w, self.k.prologue)
         for sweep in self.k.sweeps:
             self.serial_sweep(w, sweep)
             self.finish_sweep(w, sweep)
             self.outer_nodes(w, sweep.after)
-        return self.function(f"{self.k.name}_row", self.row_args(), w)
+        self.row_mode = None
+        suffix = "_row_long" if mode == "long" else "_row"
+        return self.function(f"{self.k.name}{suffix}", self.row_args(mode == "long"), w)
 
     def temp_allocations(self, w: _Writer) -> None:
         inner = [self.bound(d) for d in range(self.k.outer, self.ndim)]
@@ -703,6 +716,21 @@ class KernelEmitter:
         self.prelude(w)
         if not parallel:  # one row temporary for all rows; per slice of rows in parallel
             self.temp_allocations(w)
+        if not self.vector_rows():
+            self.row_loops(w, parallel, False)
+            return self.function(name, self.params(), w, parallel)
+        last = self.ndim - 1
+        w.open(f"if n{last} >= {2 * VECTOR_LANES}:  # long rows: vector lanes")
+        self.row_loops(w, parallel, True)
+        w.close()
+        w.open("else:")
+        self.row_loops(w, parallel, False)
+        w.close()
+        return self.function(name, self.params(), w, parallel)
+
+    def row_loops(self, w: _Writer, parallel: bool, long: bool) -> None:
+        """The loops over the outer axes around one row function call."""
+        k = self.k
         opened = 0
         for d in range(k.outer):
             if k.shape[d] == 1:
@@ -716,9 +744,8 @@ class KernelEmitter:
                 continue
             w.open(f"for i{d} in range(n{d}):")
             opened += 1
-        w(f"{k.name}_row({', '.join(self.row_args())})")
+        w(f"{k.name}_row{'_long' if long else ''}({', '.join(self.row_args(long))})")
         w.close(opened)
-        return self.function(name, self.params(), w, parallel)
 
     # whole-array reductions (no outer axes): one function per sweep over a slice of axis 0
 
@@ -740,11 +767,7 @@ class KernelEmitter:
         known = self.outer_names_before()
         for sweep in self.k.sweeps:
             w = _Writer()
-            lanes = self.lanes_for(sweep)
-            self.init_lanes(w, sweep, lanes)
-            self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep), lanes,
-                      {0: ("lo", "hi")})
-            self.merge_lanes(w, sweep, lanes)
+            self.laned_sweep(w, sweep, list(range(self.ndim)), {0: ("lo", "hi")})
             results = self.sweep_results(sweep)
             if results:
                 w("return " + ", ".join(results))
@@ -832,11 +855,44 @@ class KernelEmitter:
         w.close()
 
     def serial_sweep(self, w: _Writer, sweep: Sweep) -> None:
+        self.laned_sweep(w, sweep, list(range(self.k.outer, self.ndim)))
+
+    def laned_sweep(self, w: _Writer, sweep: Sweep, dims: list[int],
+                    ranges: dict[int, tuple[str, str]] | None = None) -> None:
+        """A sweep's accumulation: in vector lanes when its innermost extent is long (at run
+        time: set-up and merge of the lanes cost more than they save on short rows), else with
+        one accumulator, or unrolled scalar lanes (cheap members, mergeable reductions)."""
         lanes = self.lanes_for(sweep)
+        if lanes == VECTOR_LANES and self.row_mode == "short":
+            lanes = self.short_lanes(sweep)
+        opened = lanes == VECTOR_LANES and self.row_mode is None  # else the entry decided
+        if lanes == VECTOR_LANES and not opened:
+            self.init_lanes(w, sweep, lanes)
+            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes, ranges)
+            self.merge_lanes(w, sweep, lanes)
+            return
+        if opened:
+            d = dims[-1]
+            lo, hi = (ranges or {}).get(d, ("0", f"n{d}"))
+            extent = hi if lo == "0" else f"{hi} - {lo}"
+            w.open(f"if {extent} >= {2 * VECTOR_LANES}:  # long rows: vector lanes")
+            self.init_lanes(w, sweep, lanes)
+            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes, ranges)
+            self.merge_lanes(w, sweep, lanes)
+            w.close()
+            w.open("else:")
+            lanes = self.short_lanes(sweep)
         self.init_lanes(w, sweep, lanes)
-        self.nest(w, list(range(self.k.outer, self.ndim)), lambda: self.sweep_body(w, sweep),
-                  lanes)
+        self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes, ranges)
         self.merge_lanes(w, sweep, lanes)
+        if opened:
+            w.close()
+
+    def short_lanes(self, sweep: Sweep) -> int:
+        """Scalar lanes for short rows: cheap members, reductions that merge."""
+        if not all(cheap(n) for n in sweep.compute):
+            return 1
+        return LANES if all(self.rule(n).merge for n in sweep.reductions) else 1
 
     # columns kernels: array accumulators over the kept axes, one C-order sweep
 
