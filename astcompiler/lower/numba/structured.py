@@ -1,8 +1,11 @@
 """Graphs with control-flow regions: one ``njit`` function with real loops and branches.
 
-Regions (``for_range``, ``while_loop``, ``cond``) become ``for``/``while``/``if`` statements, their
-loop-carried values become local variables, and every op becomes one statement written the way a
-numba user writes NumPy code (element access, slices, ufuncs on arrays and scalars). How each op
+Regions (``for_range``, ``while_loop``, ``cond``) become ``for``/``while``/``if`` statements and
+their loop-carried values become local variables. Every graph of the function (its top level, each
+loop body and branch) is planned like a graph without regions (``plan.build_plan``, through
+``loop_kernels.py``): its fused kernels (the top level's ``cpu.py`` kernels, inlined) are called
+from the loop code, in the plan's order, barriers at mutations included; every other op becomes
+one statement written the way a numba user writes NumPy code (element access, slices, ufuncs on arrays and scalars). How each op
 is written is its loop rule in the numba op table (``optable.py``); ops numba does not spell as
 NumPy computes them get small njit helpers (``region_ops.py``: reductions with axes,
 linspace/arange, dot without SciPy's BLAS, outer, roll, scans). An op with no lowering raises
