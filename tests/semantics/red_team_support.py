@@ -194,11 +194,3 @@ def _shared_pairs(records: list[dict]) -> set[tuple[int, int]]:
                 found.add((i, j))
     return found
 
-
-def entry_kinds(compiled: Any) -> list[str]:
-    """What each entry runs: its output code's summary lines (or 'eager')."""
-    kinds = []
-    for entry in getattr(compiled, "entries", []):
-        code = getattr(entry, "output_code", "") or ""
-        kinds.append(code.split("\n", 3)[:3].__str__() if code else "eager")
-    return kinds

@@ -419,8 +419,6 @@ def test_loop_numpy_scalar_accumulators_keep_their_type():
                              (np.linspace(0, 2, 5), T), (np.arange(5, dtype=np.int16), T)])
 
 
-@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel calls do not check operand "
-                   "shapes (F2: wrong answer)")
 def test_loop_window_shorter_than_weights_raises_broadcast_error():
     """Near the end the window ``u[i:i+3]`` is shorter than ``w``: NumPy's ValueError."""
     def f(u, w, n):
@@ -452,8 +450,6 @@ def test_loop_warnings_with_inplace_write_each_trip():
                  errstate={"all": "warn"})
 
 
-@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel calls do not check operand "
-                   "shapes (F2: out-of-bounds read)")
 def test_loop_window_out_of_bounds_read():
     def f(u, w, n):
         s = np.zeros(3)
@@ -464,8 +460,6 @@ def test_loop_window_out_of_bounds_read():
                              (np.arange(60.0), np.ones(3), 60)])
 
 
-@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel assumes the shapes of the traced "
-                   "trip; a window of 1 row broadcasts in NumPy (F3: wrong answer)")
 def test_loop_window_of_one_row_broadcasts():
     def f(a, w, n):
         s = np.zeros((2, 4))
@@ -477,8 +471,6 @@ def test_loop_window_of_one_row_broadcasts():
                              (np.arange(200.0).reshape(50, 4), np.ones(4), 50)])
 
 
-@pytest.mark.xfail(strict=True, reason="red team: loop-body kernel reads past a shrinking window "
-                   "(F2: out-of-bounds read)")
 def test_loop_window_plain_add_out_of_bounds():
     def f(u, n):
         s = np.zeros(3)
@@ -488,8 +480,6 @@ def test_loop_window_plain_add_out_of_bounds():
     differential(f, lambda: [(np.arange(60.0), 57), (np.arange(60.0), 58), (np.arange(60.0), 59)])
 
 
-@pytest.mark.xfail(strict=True, reason="red team: masked store in a loop body with a shrinking "
-                   "mask: no IndexError (F2)")
 def test_loop_masked_store_mask_shorter_than_destination():
     def f(x, n):
         acc = np.zeros(3)
@@ -500,8 +490,6 @@ def test_loop_masked_store_mask_shorter_than_destination():
     differential(f, lambda: [(np.arange(60.0) - 5, 50), (np.arange(60.0) - 5, 59)])
 
 
-@pytest.mark.xfail(strict=True, reason="red team: complex kernel in a loop body with a shrinking "
-                   "window (F2)")
 def test_loop_complex_window_out_of_bounds():
     def f(z, n):
         s = np.zeros(3, complex)
@@ -509,3 +497,17 @@ def test_loop_complex_window_out_of_bounds():
             s = s * 0.5 + z[i:i + 3]
         return s
     differential(f, lambda: [(np.arange(60.0) + 1j, 50), (np.arange(60.0) + 1j, 59)])
+
+
+def test_loop_masked_store_whose_mask_and_destination_shrink_together():
+    """A window of the destination and a window of the mask shrink alike near the end: NumPy
+    stores into the shorter window; the masked kernel serves any size where the shapes agree."""
+    def f(x, n):
+        acc = np.zeros(60)
+        for i in range(n):
+            window = acc[i:i + 3]
+            m = x[i:i + 3] > 0
+            window[m] = window[m] + 1.0
+        return acc
+    differential(f, lambda: [(np.arange(60.0) - 5, 50), (np.arange(60.0) - 5, 59),
+                             (np.arange(60.0) - 5, 60)])

@@ -23,7 +23,7 @@ none (NumPy's warnings inside compiled loops are not reproduced).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ContextManager, Protocol
 
 import numpy as np
 
@@ -31,11 +31,23 @@ from ...config import config
 from ...graph import Graph, Node
 from .cpu import KernelCode, kernel_code, rule_compiles
 from .files import load_source
-from .optable import reads_index, stores_index
-from .plan import KernelPlan, Plan, ReductionRule, build_plan
+from .optable import stores_index
+from .plan import KernelPlan, Plan, ReductionRule, build_plan, store_may_overlap
 from .scalar import python_int_bounds
 
 INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+MASK_MISMATCH = '''
+@numba.njit(cache=True)
+def _ac_mask_mismatch(a, mask):
+    # NumPy's IndexError for a boolean index whose shape differs from the array's
+    for k in range(mask.ndim):
+        if a.shape[k] != mask.shape[k]:
+            raise IndexError("boolean index did not match indexed array along axis " + str(k)
+                             + "; size of axis is " + str(a.shape[k])
+                             + " but size of corresponding boolean axis is "
+                             + str(mask.shape[k]))
+'''
 
 OVERLAP = '''
 @numba.njit(cache=True, inline="always")
@@ -77,6 +89,10 @@ class Emitter(Protocol):
 
     def emit(self, indent: str, text: str, node: Node | None = None) -> None: ...
 
+    def call(self, node: Node, indent: str) -> None: ...
+
+    def block(self, indent: str) -> ContextManager[None]: ...
+
 
 @dataclass
 class LoopKernels:
@@ -107,6 +123,18 @@ class LoopKernels:
         dims = [_dim(emitter, kernel, d) for d in range(len(kernel.shape))]
         for node in code.buffers + code.returns:
             emitter.names[node] = emitter.fresh(node.name)
+        masked = kernel.masked
+        if masked is not None:  # any size serves, if mask, gathered arrays and destination agree
+            emitter.helpers.add(MASK_MISMATCH)
+            mask = emitter.value(masked.mask)
+            for source in [*masked.gathers.values(), masked.dst]:  # NumPy gathers, then stores
+                emitter.emit(indent, f"_ac_mask_mismatch({emitter.value(source)}, {mask})", origin)
+        checks = [] if masked is not None else _shape_checks(emitter, kernel, code.inputs, dims)
+        if checks:  # shapes traced on one trip may change on the next (``u[i:i + 3]`` near the end)
+            emitter.emit(indent, f"if not ({' and '.join(checks)}):", origin)
+            self.unplanned(emitter, kernel, indent + "    ")
+            emitter.emit(indent, "else:")
+            indent += "    "
         for node in code.buffers:
             if node is not kernel.stored:
                 emitter.emit(indent, f"{emitter.names[node]} = {_empty(kernel, node, dims)}", node)
@@ -134,7 +162,7 @@ class LoopKernels:
         buffers = [view if n is stored else emitter.names[n] for n in code.buffers]
         returns = ", ".join(emitter.names[n] for n in code.returns)
         target = f"{returns} = " if returns else ""
-        risky = [n for n in code.inputs if _may_overlap(plan, kernel, n, dst, mutation)]
+        risky = [n for n in code.inputs if store_may_overlap(plan, kernel, n, dst, mutation)]
         inner = indent
         if risky:
             emitter.helpers.add(OVERLAP)
@@ -150,6 +178,23 @@ class LoopKernels:
             inner = indent + "    "
         emitter.emit(inner, f"{target}{alias}({', '.join(args + buffers)})",
                      _first_origin(kernel))
+
+    def unplanned(self, emitter: Emitter, kernel: KernelPlan, indent: str) -> None:
+        """The kernel's nodes one by one as numba array code, for a trip whose operand shapes
+        differ from the traced ones: numba broadcasts (or raises) at run time as NumPy does."""
+        planned = {n: emitter.names.pop(n) for n in kernel.nodes if n in emitter.names}
+        nodes = list(kernel.nodes)
+        if kernel.store_into is not None and kernel.store_into not in nodes:
+            nodes.append(kernel.store_into)
+        with emitter.block(indent):
+            for node in nodes:
+                emitter.call(node, indent)
+        for node in kernel.outputs:  # bind the names the code after the kernel reads
+            if node in planned and node in emitter.names:
+                emitter.emit(indent, f"{planned[node]} = {emitter.names[node]}", node)
+        for node in kernel.nodes:
+            emitter.names.pop(node, None)
+        emitter.names.update(planned)
 
     def check_python_int(self, emitter: Emitter, node: Node, indent: str) -> None:
         """A Python int operand the kernel's integer dtypes cannot take: NumPy decides."""
@@ -173,6 +218,34 @@ def _in_kernel(node: Node, rule: Any) -> bool:
     if meta is None or meta.pytype is not None or np.dtype(meta.dtype) == np.float16:
         return False
     return rule_compiles(node, rule)
+
+
+def _shape_checks(emitter: Emitter, kernel: KernelPlan, inputs: list[Node],
+                  dims: list[str]) -> list[str]:
+    """Run-time tests that each array operand has the shape the plan was made for: its traced
+    sizes where they are numbers, the iteration space's sizes where they are symbols."""
+    checks = []
+    ndim = len(kernel.shape)
+    for node in inputs:
+        meta = node.meta
+        if meta is None or meta.scalar or not meta.shape:
+            continue
+        value = emitter.value(node)
+        for j, size in enumerate(meta.shape):
+            d = ndim - len(meta.shape) + j  # broadcasting aligns the trailing axes
+            if _is_number(size):
+                checks.append(f"{value}.shape[{j}] == {int(size)}")
+            elif 0 <= d < ndim and kernel.shape[d] == size and kernel.dims[d] != (node, j):
+                checks.append(f"{value}.shape[{j}] == {dims[d]}")
+    return checks
+
+
+def _is_number(size: Any) -> bool:
+    try:
+        int(size)
+    except TypeError:
+        return False
+    return True
 
 
 def _first_origin(kernel: KernelPlan) -> Node | None:
@@ -202,43 +275,6 @@ def _empty(kernel: KernelPlan, node: Node, dims: list[str]) -> str:
     shape = f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
     dtype = np.dtype(node.meta.dtype)
     return f"np.empty({shape}, np.{'bool_' if dtype.kind == 'b' else dtype.name})"
-
-
-def _may_overlap(plan: Plan, kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
-    """Could input ``node`` share memory with the destination (two placeholders may be one
-    array; a view of the destination read element for element in place is safe)?"""
-    if node.meta is None or node.meta.shape == ():
-        return False
-    mine, theirs = plan.roots.get(node, frozenset()), plan.roots.get(dst, frozenset())
-    both_inputs = any(r.op == "placeholder" for r in mine) and any(
-        r.op == "placeholder" for r in theirs)
-    if not (mine & theirs) and not both_inputs:
-        return False
-    return not _read_in_place(kernel, node, dst, mutation)
-
-
-def _read_in_place(kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
-    """A pointwise kernel reads the destination view itself, element for element."""
-    if kernel.style != "pointwise" or tuple(node.meta.shape) != kernel.shape:
-        return False
-    if not stores_index(mutation):  # copy_: all of dst
-        return node is dst
-    index = mutation.args[1]
-    if node is dst:
-        return any(_same(index, whole) for whole in (Ellipsis, (Ellipsis,), slice(None)))
-    return reads_index(node) and len(node.args) == 2 \
-        and node.args[0] is dst and _same(node.args[1], index)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, Node) or isinstance(b, Node):
-        return a is b
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, slice) and isinstance(b, slice):
-        return all(_same(x, y) for x, y in ((a.start, b.start), (a.stop, b.stop),
-                                            (a.step, b.step)))
-    return type(a) is type(b) and a == b
 
 
 __all__ = ["LoopKernels", "OVERLAP"]

@@ -33,7 +33,7 @@ import numpy as np
 from ...graph import Graph, Node
 from ...ops import REGISTRY, Store
 from .masked import MaskedStore, find_masked_stores
-from .optable import element_rule
+from .optable import element_rule, reads_index, stores_index
 from .scalar import ReductionRule, ScalarRule, cheap, lower_reduction
 
 Rule = Union[ScalarRule, ReductionRule]
@@ -820,3 +820,46 @@ def _toposort(item_of: dict[Node, Any], order: dict[Node, int], final: Any) -> l
         result.append(items[key])
         done.add(key)
     return result
+
+
+# -- stores that may overlap their inputs -----------------------------------------------------------
+
+
+def store_may_overlap(plan: "Plan", kernel: KernelPlan, node: Node, dst: Node,
+                      mutation: Node) -> bool:
+    """Could kernel input ``node`` share memory with the destination of the fused store
+    ``mutation`` at run time? Two inputs may be one array; the destination view itself, read
+    element for element by a pointwise kernel, is safe."""
+    if node.meta is None or node.meta.shape == () or node.meta.scalar:
+        return False
+    mine, theirs = plan.roots.get(node, frozenset()), plan.roots.get(dst, frozenset())
+    inputs = any(r.op == "placeholder" for r in mine) and any(
+        r.op == "placeholder" for r in theirs)
+    if not (mine & theirs) and not inputs:
+        return False
+    return not _reads_destination_in_place(kernel, node, dst, mutation)
+
+
+def _reads_destination_in_place(kernel: KernelPlan, node: Node, dst: Node,
+                                mutation: Node) -> bool:
+    if kernel.style != "pointwise" or tuple(node.meta.shape) != kernel.shape:
+        return False
+    if not stores_index(mutation):  # copy_: all of dst
+        return node is dst
+    index = mutation.args[1]
+    if node is dst:
+        return any(same_index(index, w) for w in (Ellipsis, (Ellipsis,), slice(None)))
+    return (reads_index(node) and len(node.args) == 2
+            and node.args[0] is dst and same_index(node.args[1], index))
+
+
+def same_index(a: Any, b: Any) -> bool:
+    """Two index expressions are the same: the same nodes, equal constants and slices."""
+    if isinstance(a, Node) or isinstance(b, Node):
+        return a is b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(same_index(x, y) for x, y in zip(a, b))
+    if isinstance(a, slice) and isinstance(b, slice):
+        return all(same_index(x, y) for x, y in ((a.start, b.start), (a.stop, b.stop),
+                                                 (a.step, b.step)))
+    return type(a) is type(b) and a == b

@@ -16,8 +16,9 @@ scalars (loop indices, counters) stay 64-bit ints or floats.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -275,18 +276,25 @@ class _Emitter:
         for ph, outer in zip(placeholders[len(leading):], captured):
             self.names[ph] = self.value(outer)
             self.ranges.outer[ph] = outer
-        saved = self._indent
-        self._indent = indent
         before = len(self.lines)
-        self.checked.enter()
-        try:
+        with self.block(indent):
             outs = self.body(graph, indent)
-        finally:
-            self._indent = saved
-            self.checked.leave()
         if len(self.lines) == before:
             self.emit(indent, "pass")
         return outs
+
+    @contextmanager
+    def block(self, indent: str) -> Iterator[None]:
+        """Statements emitted inside go to a new block at ``indent`` (index checks made there
+        are not reused after it)."""
+        saved = self._indent
+        self._indent = indent
+        self.checked.enter()
+        try:
+            yield
+        finally:
+            self._indent = saved
+            self.checked.leave()
 
     def assign(self, indent: str, targets: list[str], values: list[str]) -> None:
         if targets:

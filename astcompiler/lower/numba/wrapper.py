@@ -24,7 +24,8 @@ from .cpu import KernelCode, Namer
 from .oprules_common import reads_index, stores_index
 from .scalar import python_int_bounds, raises_flags, type_name
 from .scans import scan_key
-from .plan import KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes
+from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes,
+                   store_may_overlap)
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward",
                                            "___fallback", "___error", "___rt", "___strict"}
@@ -397,14 +398,7 @@ class WrapperWriter:
 
     def may_overlap(self, kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
         """Could input ``node`` share memory with the mutation's destination at run time?"""
-        if node.meta is None or node.meta.shape == () or node.meta.scalar:
-            return False
-        mine, theirs = self.plan.roots.get(node, frozenset()), self.plan.roots.get(dst, frozenset())
-        placeholders = any(r.op == "placeholder" for r in mine) and any(
-            r.op == "placeholder" for r in theirs)
-        if not (mine & theirs) and not placeholders:
-            return False
-        return not _same_view(kernel, node, dst, mutation)
+        return store_may_overlap(self.plan, kernel, node, dst, mutation)
 
     # -- shapes ---------------------------------------------------------------------------
 
@@ -612,31 +606,6 @@ def _output_dim(kernel: KernelPlan, node: Node, j: int) -> int | None:
             return j
         return kept[j] if j < len(kept) else None
     return j if j < ndim else None
-
-
-def _same_view(kernel: KernelPlan, node: Node, dst: Node, mutation: Node) -> bool:
-    """The input is the destination view itself, read element for element (pointwise only)."""
-    if kernel.style != "pointwise" or tuple(node.meta.shape) != kernel.shape:
-        return False
-    whole = (Ellipsis, (Ellipsis,), slice(None))
-    if not stores_index(mutation):  # copy_: all of dst
-        return node is dst
-    index = mutation.args[1]
-    if node is dst:
-        return any(_same_index(index, w) for w in whole)
-    return (reads_index(node) and len(node.args) == 2
-            and node.args[0] is dst and _same_index(node.args[1], index))
-
-
-def _same_index(a: Any, b: Any) -> bool:
-    if isinstance(a, Node) or isinstance(b, Node):
-        return a is b
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same_index(x, y) for x, y in zip(a, b))
-    if isinstance(a, slice) and isinstance(b, slice):
-        return all(_same_index(x, y) for x, y in ((a.start, b.start), (a.stop, b.stop),
-                                                  (a.step, b.step)))
-    return type(a) is type(b) and a == b
 
 
 def _holds_node(value: Any) -> bool:
