@@ -32,7 +32,8 @@ from ...graph import Graph, Node
 from .cpu import KernelCode, kernel_code, rule_compiles
 from .files import load_source
 from .optable import stores_index
-from .plan import KernelPlan, Plan, ReductionRule, build_plan, store_may_overlap
+from .plan import (KernelPlan, Plan, ReductionRule, build_plan, planned_shape_tests,
+                   store_may_overlap)
 from .scalar import python_int_bounds
 
 INT64 = (-2 ** 63, 2 ** 63 - 1)
@@ -129,7 +130,8 @@ class LoopKernels:
             mask = emitter.value(masked.mask)
             for source in [*masked.gathers.values(), masked.dst]:  # NumPy gathers, then stores
                 emitter.emit(indent, f"_ac_mask_mismatch({emitter.value(source)}, {mask})", origin)
-        checks = [] if masked is not None else _shape_checks(emitter, kernel, code.inputs, dims)
+        checks = [] if masked is not None else planned_shape_tests(kernel, code.inputs, dims,
+                                                                     emitter.value)
         if checks:  # shapes traced on one trip may change on the next (``u[i:i + 3]`` near the end)
             emitter.emit(indent, f"if not ({' and '.join(checks)}):", origin)
             self.unplanned(emitter, kernel, indent + "    ")
@@ -218,34 +220,6 @@ def _in_kernel(node: Node, rule: Any) -> bool:
     if meta is None or meta.pytype is not None or np.dtype(meta.dtype) == np.float16:
         return False
     return rule_compiles(node, rule)
-
-
-def _shape_checks(emitter: Emitter, kernel: KernelPlan, inputs: list[Node],
-                  dims: list[str]) -> list[str]:
-    """Run-time tests that each array operand has the shape the plan was made for: its traced
-    sizes where they are numbers, the iteration space's sizes where they are symbols."""
-    checks = []
-    ndim = len(kernel.shape)
-    for node in inputs:
-        meta = node.meta
-        if meta is None or meta.scalar or not meta.shape:
-            continue
-        value = emitter.value(node)
-        for j, size in enumerate(meta.shape):
-            d = ndim - len(meta.shape) + j  # broadcasting aligns the trailing axes
-            if _is_number(size):
-                checks.append(f"{value}.shape[{j}] == {int(size)}")
-            elif 0 <= d < ndim and kernel.shape[d] == size and kernel.dims[d] != (node, j):
-                checks.append(f"{value}.shape[{j}] == {dims[d]}")
-    return checks
-
-
-def _is_number(size: Any) -> bool:
-    try:
-        int(size)
-    except TypeError:
-        return False
-    return True
 
 
 def _first_origin(kernel: KernelPlan) -> Node | None:

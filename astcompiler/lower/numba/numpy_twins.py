@@ -31,10 +31,25 @@ class KernelTwins:
         self.namespace = namespace
         self.lower = lower
         self.by_name: dict[str, KernelCode] = {}
+        self.codes = {code.name: code for code in codes}
+        self.numpy: dict[str, Callable[..., tuple]] = {}  # numpy_kernel's, built on first use
         for code in codes:
             self.by_name[code.name] = code
             if code.parallel_name:
                 self.by_name[code.parallel_name] = code
+
+    def numpy_kernel(self, name: str) -> Callable[..., tuple]:
+        """Kernel ``name``'s nodes with NumPy, returning its outputs: a loop body's wrapper calls
+        it on a trip whose operand shapes differ from the traced trip's."""
+        forward = self.numpy.get(name)
+        if forward is None:
+            code = self.codes[name]
+            forward = numpy_outputs(code, self.lower) if code.plan is not None else None
+            if forward is None:
+                raise RuntimeError(f"astcompiler: {name} cannot run with NumPy on shapes unlike "
+                                   "the traced ones; run this function eagerly (ac.disable)")
+            self.numpy[name] = forward
+        return forward
 
     def __call__(self, error: BaseException) -> bool:
         code = self.by_name.get(failed_function(error) or "")
@@ -72,17 +87,9 @@ def numpy_twin(code: KernelCode, lower: LowerNumpy) -> Callable[..., Any] | None
     """A Python callable with the kernel's signature (inputs, then output buffers) that computes
     its nodes with NumPy, fills the buffers and returns the 0-d results; None when a node reads
     a value the kernel is not given."""
-    graph = Graph()
-    env: dict[Node, Node] = {n: graph.placeholder(f"input:{n.name}", n.meta, n.name)
-                             for n in code.inputs}
-    masked = code.plan.masked  # a masked store's twin gathers, computes and stores with NumPy
-    for node in masked.in_order if masked is not None else code.plan.nodes:
-        if any(value not in env for value in node.all_input_nodes()):
-            return None
-        env[node] = graph.call(node.target, map_nodes(node.args, env.__getitem__),
-                               map_nodes(node.kwargs, env.__getitem__), node.meta, node.origin)
-    graph.output(tuple(env[n] for n in code.buffers + code.returns))
-    forward = lower(graph, f"{code.name}_numpy")
+    forward = numpy_outputs(code, lower)
+    if forward is None:
+        return None
     n_inputs, n_buffers = len(code.inputs), len(code.buffers)
 
     def twin(*args: Any) -> Any:
@@ -96,3 +103,20 @@ def numpy_twin(code: KernelCode, lower: LowerNumpy) -> Callable[..., Any] | None
 
     twin.__name__ = f"{code.name}_numpy"
     return twin
+
+
+def numpy_outputs(code: KernelCode, lower: LowerNumpy) -> Callable[..., tuple] | None:
+    """The kernel's nodes as a NumPy function of its inputs returning its buffers' values, then
+    its 0-d results (NumPy's broadcasting and errors); None when a node reads a value the kernel
+    is not given."""
+    graph = Graph()
+    env: dict[Node, Node] = {n: graph.placeholder(f"input:{n.name}", n.meta, n.name)
+                             for n in code.inputs}
+    masked = code.plan.masked  # a masked store's twin gathers, computes and stores with NumPy
+    for node in masked.in_order if masked is not None else code.plan.nodes:
+        if any(value not in env for value in node.all_input_nodes()):
+            return None
+        env[node] = graph.call(node.target, map_nodes(node.args, env.__getitem__),
+                               map_nodes(node.kwargs, env.__getitem__), node.meta, node.origin)
+    graph.output(tuple(env[n] for n in code.buffers + code.returns))
+    return lower(graph, f"{code.name}_numpy")

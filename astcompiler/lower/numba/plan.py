@@ -863,3 +863,24 @@ def same_index(a: Any, b: Any) -> bool:
         return all(same_index(x, y) for x, y in ((a.start, b.start), (a.stop, b.stop),
                                                  (a.step, b.step)))
     return type(a) is type(b) and a == b
+
+
+def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
+                        name: Callable[[Node], str]) -> list[str]:
+    """Run-time tests (source) that each array operand of ``kernel`` has the shape it was
+    planned for: its traced sizes where they are numbers, the iteration space's sizes where
+    they are symbols. In a loop body a shape traced on one trip may differ on the next
+    (``u[i:i + 3]`` near the end of ``u``)."""
+    tests = []
+    ndim = len(kernel.shape)
+    for node in inputs:
+        meta = node.meta
+        if meta is None or meta.scalar or not meta.shape:
+            continue
+        for j, size in enumerate(meta.shape):
+            d = ndim - len(meta.shape) + j  # broadcasting aligns the trailing axes
+            if isinstance(size, (int, np.integer)) or getattr(size, "is_Integer", False):
+                tests.append(f"{name(node)}.shape[{j}] == {int(size)}")
+            elif 0 <= d < ndim and kernel.shape[d] == size and kernel.dims[d] != (node, j):
+                tests.append(f"{name(node)}.shape[{j}] == {dims[d]}")
+    return tests

@@ -352,3 +352,12 @@ class BufferPool:
 
 
 __all__ += ["BufferPool", "POOL_MIN_BYTES"]
+
+
+def mask_mismatch(a: np.ndarray, mask: np.ndarray) -> None:
+    """NumPy's IndexError for a boolean index whose shape differs from the array's."""
+    for k in range(mask.ndim):
+        if a.shape[k] != mask.shape[k]:
+            raise IndexError(f"boolean index did not match indexed array along axis {k}; size "
+                             f"of axis is {a.shape[k]} but size of corresponding boolean axis "
+                             f"is {mask.shape[k]}")

@@ -25,7 +25,7 @@ from .oprules_common import reads_index, stores_index
 from .scalar import python_int_bounds, raises_flags, type_name
 from .scans import scan_key
 from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes,
-                   store_may_overlap)
+                   planned_shape_tests, store_may_overlap)
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward",
                                            "___fallback", "___error", "___rt", "___strict"}
@@ -95,6 +95,7 @@ class WrapperWriter:
         self.fp_fresh = name == "forward"
         self.opaque = False  # a region or an op with side effects ran: rerunning would repeat it
         self.fp_reported = False  # some kernel's FP flags are reported in place (no rerun)
+        self.nesting = 0  # extra indentation (a kernel call inside its shape test)
         self.pooled = pooled_buffers(plan, codes)  # temporaries reused across calls: slot
         self.pool_taken: list[Node] = []  # pooled buffers allocated so far (given back at return)
         for node in plan.graph.placeholders:
@@ -154,7 +155,7 @@ class WrapperWriter:
 
     def emit(self, text: str, origin: str | None = None, depth: int = 2) -> None:
         suffix = f"  # {origin}" if origin else ""
-        self.lines.append("    " * depth + text + suffix)
+        self.lines.append("    " * (depth + self.nesting) + text + suffix)
 
     # -- steps ----------------------------------------------------------------------------
 
@@ -208,6 +209,52 @@ class WrapperWriter:
         for node in code.buffers + code.returns:
             self.var[node] = self.names(node.name)
         dims = [self.dim_expr(kernel, d) for d in range(len(kernel.shape))]
+        checks = self.planned_shapes(kernel, code, dims)
+        if checks:  # a loop body: shapes traced on one trip may change on the next
+            self.emit(f"if not ({' and '.join(checks)}):  # not the traced shapes: NumPy",
+                      origin)
+            self.unplanned(kernel, code, origin)
+            self.emit("else:", origin)
+            self.nesting += 1
+        try:
+            self.planned_call(kernel, code, dims, origin)
+        finally:
+            self.nesting -= 1 if checks else 0
+        for node in code.returns:
+            name = self.var[node]
+            self.emit(f"{name} = {type_name(node.meta.dtype)}({name})", node.origin)
+
+    def planned_shapes(self, kernel: KernelPlan, code: KernelCode, dims: list[str]) -> list[str]:
+        """In a loop body's wrapper (its inputs are not guarded): tests that the kernel's
+        operands have the shapes it was planned for. A masked store checks its mask instead
+        (any size serves where mask, gathered arrays and destination agree)."""
+        if self.fn_name == "forward":
+            return []
+        if kernel.masked is not None:
+            mask = self.value(kernel.masked.mask)
+            for source in [*kernel.masked.gathers.values(), kernel.masked.dst]:
+                self.emit(f"___rt.mask_mismatch({self.value(source)}, {mask})",
+                          kernel.masked.store.origin)
+            return []
+        return planned_shape_tests(kernel, code.inputs, dims, lambda n: self.var[n])
+
+    def unplanned(self, kernel: KernelPlan, code: KernelCode, origin: str | None) -> None:
+        """The kernel's nodes with NumPy (broadcasting and errors as eager), then its store."""
+        outputs = [self.var[n] for n in code.buffers + code.returns]
+        inputs = ", ".join(self.var[n] for n in code.inputs)
+        self.emit(f"{', '.join(outputs)}, = ___fallback.localize.numpy_kernel({code.name!r})"
+                  f"({inputs})", origin, 3)
+        mutation = kernel.store_into
+        if mutation is None:
+            return
+        dst, value = self.value(mutation.args[0]), self.var[kernel.stored]
+        if stores_index(mutation):
+            self.emit(f"{dst}[{self.index(mutation.args[1])}] = {value}", mutation.origin, 3)
+        else:
+            self.emit(f"{self.ops[_op_key(mutation)]}({dst}, {value})", mutation.origin, 3)
+
+    def planned_call(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
+                     origin: str | None) -> None:
         self.allocations(kernel, code, dims, origin)
         checked = _floating(kernel)
         fresh = self.fp_fresh and self.can_rerun and kernel.store_into is None
@@ -222,9 +269,6 @@ class WrapperWriter:
             self.call(kernel, code, dims, origin, 2)
         if checked:
             self.check_fp(kernel, origin)
-        for node in code.returns:
-            name = self.var[node]
-            self.emit(f"{name} = {type_name(node.meta.dtype)}({name})", node.origin)
 
     def allocations(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                     origin: str | None) -> None:
