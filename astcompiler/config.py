@@ -114,6 +114,9 @@ class _Settings:
     # fused kernels compute exp, log, sin, tanh... with lower/numba/vecmath (vectorizable, within
     # 2 ulp, NumPy's special values and flags) instead of libm; set before compiling
     vector_math: bool = True
+    # ... in kernels whose static size has at least this many elements (or a dynamic size):
+    # inlining vecmath costs about 0.5 s of numba compile, which small arrays never win back
+    vector_math_min_elements: int = 4096
     verbose: bool = False
 
 

@@ -170,7 +170,7 @@ def test_softmax_and_layernorm_serial_and_parallel(shape):
 
 
 def test_row_kernel_accumulates_in_vector_lanes():
-    x = np.random.default_rng(2).uniform(-1, 1, (4, 100)).astype(np.float32)
+    x = np.random.default_rng(2).uniform(-1, 1, (4, 300)).astype(np.float32)
     compiled = ac.compile(row_stats, backend="numba")
     compiled(x)
     code = "\n".join(entry.output_code for entry in compiled.entries)
@@ -294,3 +294,20 @@ def test_buffer_pool_checks_out_and_keeps_only_big_c_buffers():
     small = pool.take(1, (4,), np.float64)
     pool.give(1, small)
     assert pool.take(1, (4,), np.float64) is not small  # small buffers are not kept
+
+
+def test_a_static_row_length_compiles_one_row_function():
+    """Rows of a static length need one row function: vector lanes from 128 elements, scalar
+    accumulators below; a dynamic length keeps both and picks per call."""
+    short = np.random.default_rng(7).uniform(-1, 1, (4, 100))
+    long = np.random.default_rng(7).uniform(-1, 1, (4, 300))
+    for x, present, absent in ((short, "_row(", "_row_long("), (long, "_row_long(", "_row(")):
+        compiled = ac.compile(row_stats, backend="numba")
+        for g, w in zip(compiled(x), row_stats(x)):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+        code = "\n".join(entry.output_code for entry in compiled.entries)
+        assert present in code and absent not in code
+    compiled = ac.compile(row_stats, backend="numba", dynamic=True)
+    compiled(long)
+    code = "\n".join(entry.output_code for entry in compiled.entries)
+    assert "_row(" in code and "_row_long(" in code

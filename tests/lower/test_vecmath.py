@@ -23,6 +23,14 @@ from astcompiler.lower.numba.vecmath import VECTOR_MATH
 
 from numba_helpers import GraphBuilder
 
+
+@pytest.fixture(autouse=True)
+def vecmath_at_every_size():
+    """These tests use small arrays: vecmath is on for every size here (by default only from
+    ``vector_math_min_elements`` elements, see ``test_small_static_arrays_keep_libm``)."""
+    with ac.config.patch(vector_math_min_elements=0):
+        yield
+
 BINARY = ("arctan2",)
 NAMES = sorted({name for name, _ in VECTOR_MATH} - set(BINARY))
 DTYPES = ["float64", "float32"]
@@ -374,3 +382,17 @@ def test_binary_ufunc_in_fused_kernel():
     (result,) = compiled(y, x)
     want = np.arctan2(y, x)
     assert np.max(np.abs(result - want) / np.spacing(np.abs(want))) <= MAX_ULP
+
+
+def test_small_static_arrays_keep_libm():
+    """vecmath costs compile time: arrays of a small static size keep libm, large or dynamic
+    ones get the vectorized functions."""
+    def f(x):
+        return np.exp(x) * 2.0
+    with ac.config.patch(vector_math_min_elements=4096):
+        for n, dynamic, vectorized in ((100, False, False), (5000, False, True), (100, True, True)):
+            x = np.linspace(-3, 3, n)
+            compiled = ac.compile(f, backend="numba", dynamic=dynamic)
+            np.testing.assert_allclose(compiled(x), f(x), rtol=4e-16)
+            code = "\n".join(entry.output_code for entry in compiled.entries)
+            assert ("vm_exp_float64(" in code) is vectorized, (n, dynamic)

@@ -568,9 +568,8 @@ class KernelEmitter:
         if k.masked is not None:
             return self.masked_functions()
         if k.style == "rows" and k.outer > 0:
-            sources = [self.row_function()]
-            if self.vector_rows():
-                sources.append(self.row_function("long"))
+            modes = self.row_modes()
+            sources = [self.row_function(mode) for mode in modes]
             entry = self.row_entry
         elif k.style == "rows":
             sources = self.sweep_functions()
@@ -680,6 +679,16 @@ class KernelEmitter:
         scratch = list(self.scratch) if long else []
         return self.params() + self.context() + list(self.temp.values()) + scratch + outer
 
+    def row_modes(self) -> list[str]:
+        """The row functions a rows kernel needs: "short" (scalar accumulators) and "long"
+        (vector lanes), or only the one a static row length selects (half the code to compile)."""
+        if not self.vector_rows():
+            return ["short"]
+        last = self.k.shape[-1]
+        if isinstance(last, (int, np.integer)):
+            return ["long"] if last >= 2 * VECTOR_LANES else ["short"]
+        return ["short", "long"]
+
     def vector_rows(self) -> bool:
         """Whether some sweep of this rows kernel accumulates in vector lanes (on long rows)."""
         return any(self.lanes_for(sweep) == VECTOR_LANES for sweep in self.k.sweeps)
@@ -716,8 +725,9 @@ class KernelEmitter:
         self.prelude(w)
         if not parallel:  # one row temporary for all rows; per slice of rows in parallel
             self.temp_allocations(w)
-        if not self.vector_rows():
-            self.row_loops(w, parallel, False)
+        modes = self.row_modes()
+        if len(modes) == 1:
+            self.row_loops(w, parallel, modes[0] == "long")
             return self.function(name, self.params(), w, parallel)
         last = self.ndim - 1
         w.open(f"if n{last} >= {2 * VECTOR_LANES}:  # long rows: vector lanes")

@@ -407,13 +407,24 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarR
         return None
     if override is not None:
         return override
-    vector = vecmath.helper_key(name, in_dts[0].name) if config.vector_math else None
+    vector = vecmath.helper_key(name, in_dts[0].name) if _vector_math_pays(node) else None
     if vector is not None and set(in_dts) == {out_dt} and not vecmath.feeds_reduction(node):
         call = f"{helper_call(vector)}(" + ", ".join(f"{{{i}}}" for i in range(len(in_dts))) + ")"
         return ScalarRule(in_dts, call, out_dt, (vector,))  # branch-free: the loop vectorizes
     template = REGISTRY[node.target].scalar or f"np.{name}(" + ", ".join(
         f"{{{i}}}" for i in range(ufunc.nin)) + ")"
     return ScalarRule(in_dts, template, out_dt)
+
+
+def _vector_math_pays(node: Node) -> bool:
+    """vecmath for this node: switched on, and its array is large or of a dynamic size (the
+    inlined functions cost compile time that a small static array never wins back)."""
+    if not config.vector_math:
+        return False
+    shape = node.meta.shape if node.meta is not None else ()
+    if not all(isinstance(d, (int, np.integer)) for d in shape):
+        return True
+    return int(np.prod(shape, dtype=np.int64)) >= config.vector_math_min_elements
 
 
 def _compare_python_int(node: Node, ins: tuple, out: np.dtype) -> ScalarRule | None:
