@@ -654,7 +654,7 @@ class KernelEmitter:
             w = _Writer()
             args = self.params()
             if risky:
-                w.open("if " + " or ".join(f"may_share_memory({r}, {dst})" for r in risky) + ":")
+                w.open("if " + " or ".join(f"_ac_may_share_memory({r}, {dst})" for r in risky) + ":")
                 w(f"{loop}({', '.join(f'{a}.copy()' if a in risky else a for a in args)})")
                 w("return")
                 w.close()

@@ -31,6 +31,7 @@ from ...config import config
 from ...graph import Graph, Node
 from .cpu import KernelCode, kernel_code, rule_compiles
 from .files import load_source
+from .masked import OVERLAP_SOURCE
 from .optable import stores_index
 from .plan import (KernelPlan, Plan, ReductionRule, build_plan, planned_shape_tests,
                    store_may_overlap)
@@ -50,30 +51,7 @@ def _ac_mask_mismatch(a, mask):
                              + str(mask.shape[k]))
 '''
 
-OVERLAP = '''
-@numba.njit(cache=True, inline="always")
-def _ac_may_overlap(a, b):
-    # NumPy's may_share_memory: the byte ranges the two arrays span intersect
-    if a.size == 0 or b.size == 0:
-        return False
-    lo_a = a.ctypes.data
-    hi_a = lo_a + a.itemsize
-    for d in range(a.ndim):
-        step = a.strides[d] * (a.shape[d] - 1)
-        if step < 0:
-            lo_a += step
-        else:
-            hi_a += step
-    lo_b = b.ctypes.data
-    hi_b = lo_b + b.itemsize
-    for d in range(b.ndim):
-        step = b.strides[d] * (b.shape[d] - 1)
-        if step < 0:
-            lo_b += step
-        else:
-            hi_b += step
-    return lo_a < hi_b and lo_b < hi_a
-'''
+OVERLAP = OVERLAP_SOURCE.format(cache=True)  # masked.py: NumPy's may_share_memory
 
 
 class Emitter(Protocol):
@@ -168,7 +146,8 @@ class LoopKernels:
         inner = indent
         if risky:
             emitter.helpers.add(OVERLAP)
-            tests = " or ".join(f"_ac_may_overlap({view}, {emitter.value(n)})" for n in risky)
+            tests = " or ".join(f"_ac_may_share_memory({view}, {emitter.value(n)})"
+                              for n in risky)
             temp = emitter.fresh(f"tmp_{stored.name}")
             emitter.emit(indent, f"if {tests}:", mutation)
             emitter.emit(indent + "    ", f"{temp} = {_empty(kernel, stored, dims)}", stored)

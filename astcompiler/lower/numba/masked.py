@@ -201,10 +201,11 @@ def _same_segment(masked: MaskedStore, segment: dict[Node, int]) -> bool:
     return all(segment[n] == where for n in masked.members + list(masked.gathers))
 
 
-# emitted into a masked kernel's module: NumPy's ``may_share_memory`` (byte ranges intersect)
+# emitted into masked kernels' modules and structured functions (``cache`` formatted in):
+# NumPy's ``may_share_memory`` (byte ranges intersect)
 OVERLAP_SOURCE = '''
 @numba.njit(cache={cache}, error_model="numpy")
-def byte_span(a):
+def _ac_byte_span(a):
     """The first and one-past-last byte address ``a``'s elements occupy."""
     lo = a.ctypes.data
     hi = lo + a.itemsize
@@ -218,12 +219,12 @@ def byte_span(a):
 
 
 @numba.njit(cache={cache}, error_model="numpy")
-def may_share_memory(a, b):
+def _ac_may_share_memory(a, b):
     """Whether ``a`` and ``b`` may share memory (NumPy's ``np.may_share_memory``)."""
     if a.size == 0 or b.size == 0:
         return False
-    a_lo, a_hi = byte_span(a)
-    b_lo, b_hi = byte_span(b)
+    a_lo, a_hi = _ac_byte_span(a)
+    b_lo, b_hi = _ac_byte_span(b)
     return a_lo < b_hi and b_lo < a_hi
 '''
 
