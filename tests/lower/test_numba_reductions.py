@@ -126,7 +126,7 @@ def test_row_softmax_is_one_kernel_with_one_parallel_loop():
     m = b("max", X, axis=1, keepdims=True)
     e = b("exp", b("subtract", X, m))
     graph = b.output(b("divide", e, b("sum", e, axis=1, keepdims=True)))
-    with config.patch(parallel_threshold=64):
+    with config.patch(parallel_threshold=64, vector_math_min_elements=0):  # vecmath's exp
         compiled = numba_backend(graph, [x])
     (source,) = compiled.kernels.values()
     # rows of a static length of 128 or more: only the vector-lane row function, one prange
@@ -167,7 +167,8 @@ def test_expensive_intermediate_kept_in_a_row_temporary():
     t = b("exp", X)
     s = b("sum", t, axis=1, keepdims=True)
     graph = b.output(b("greater", t, b("multiply", s, 0.2)), b("argmax", t, axis=1))
-    compiled = numba_backend(graph, [x])
+    with config.patch(vector_math_min_elements=0):  # vecmath's exp
+        compiled = numba_backend(graph, [x])
     (source,) = compiled.kernels.values()
     assert _exp_calls(source, "float64") == 2  # one sweep: its lane blocks and its tail
     assert "tmp_exp = np.empty(" in source
