@@ -345,6 +345,8 @@ MANIPULATION = [
     OpInfo("rot90", lambda x: np.rot90(x), s_matrix),
     OpInfo("roll", lambda x: np.roll(x, 2, axis=-1), s_unary_nd),
     OpInfo("roll flat", lambda x: np.roll(x, -1), s_unary, op="roll"),
+    OpInfo("sliding_window_view",
+           lambda x: np.lib.stride_tricks.sliding_window_view(x, 2, axis=-1), s_unary_nd),
     OpInfo("triu", lambda x: np.triu(x, 1), s_matrix),
     OpInfo("tril", lambda x: np.tril(x), s_matrix),
     OpInfo("repeat", lambda x: np.repeat(x, 2, axis=0), s_unary_nd),
