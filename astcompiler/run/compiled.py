@@ -267,19 +267,16 @@ class CompiledFunction:
         chosen = lookup_backend(backend) if backend is not None else self._backend
         from ..capture.sizes.dynamic import DynamicPolicy
         policy = DynamicPolicy.from_config(config, self.dynamic, self._automatic)
-        entry = cuda_entry(self._orig_fn, args, kwargs, self.device,  # run/devices.py
-                           self._backend_spec if backend is None else backend, functools.partial(
-                               build_entry, fullgraph=self.fullgraph, title=self.title,
-                               policy=policy, make_piece=_compiled_piece))
+        build = functools.partial(build_entry, fullgraph=self.fullgraph, title=self.title,
+                                  policy=policy, make_piece=_compiled_piece)
+        spec = self._backend_spec if backend is None else backend
+        entry = cuda_entry(self._orig_fn, args, kwargs, self.device, spec, build)  # devices.py
         if entry is EAGER:
             return None
         entry = entry or persist.build_or_load(  # a warm start: loaded, else built (written later)
-            self._orig_fn, args, kwargs, lambda: build_entry(
-                self._orig_fn, args, kwargs, chosen, fullgraph=self.fullgraph, title=self.title,
-                policy=policy, make_piece=_compiled_piece),
-            backend=self._backend_spec if backend is None else backend, fullgraph=self.fullgraph,
-            dynamic=self.dynamic, options=self.options, policy=policy, title=self.title,
-            entries=self._entries)
+            self._orig_fn, args, kwargs, lambda: build(self._orig_fn, args, kwargs, chosen),
+            backend=spec, fullgraph=self.fullgraph, dynamic=self.dynamic, options=self.options,
+            policy=policy, title=self.title, entries=self._entries)
         self._entries = self._entries + (entry,)
         if pgo_on and self._automatic:
             pgo.save(self._orig_fn, self._automatic)
