@@ -1,8 +1,8 @@
 # astcompiler: set-up, tests, demo and benchmarks.
 #
 #   make demo    create .venv if missing, install the package (editable, with tests), run the quickstart
-#   make test    same set-up, then run the test suite (extra pytest arguments: make test ARGS='-k cli'),
-#                then the CUDA tests in their own process under numba's simulator (make test-cuda)
+#   make test    same set-up, then run the test suite in JOBS=2 parallel pytest processes (extra pytest
+#                arguments, one process: make test ARGS='-k cli'), then the CUDA tests in their own process under numba's simulator (make test-cuda)
 #   make test-cuda  only the CUDA tests (tests/cuda), NUMBA_ENABLE_CUDASIM=1 unless CUDA_SIM=0
 #                (CUDA_SIM=0 on a machine with a GPU runs them on it: ASTCOMPILER_CUDA_TESTS=1)
 #   make bench   same set-up plus numexpr and matplotlib, then run the benchmarks, with the peers
@@ -50,8 +50,15 @@ install: $(TEST_STAMP)
 demo: $(TEST_STAMP)
 	$(PY) examples/quickstart.py
 
+# Without ARGS the CPU suite runs as $(JOBS) parallel pytest processes (tools/run_tests.py deals the
+# test files by their recorded durations, tests/durations.json); with ARGS, one pytest process.
+JOBS ?= 2
 test: $(TEST_STAMP)
+ifeq ($(strip $(ARGS)),)
+	$(PY) tools/run_tests.py --jobs $(JOBS)
+else
 	$(PY) -m pytest -q -x -p no:cacheprovider $(ARGS)
+endif
 	$(MAKE) --no-print-directory test-cuda
 
 # The CUDA tests need the simulator switched on before numba is imported: their own process.

@@ -117,6 +117,9 @@ class _Settings:
     # ... in kernels whose static size has at least this many elements (or a dynamic size):
     # inlining vecmath costs about 0.5 s of numba compile, which small arrays never win back
     vector_math_min_elements: int = 4096
+    # fused float sums (sum, mean, var, std) add in NumPy's order and dtype where it is known
+    # (lower/numba/pairwise.py: its bits); False: 64 float64 lanes (within a documented bound)
+    pairwise_sums: bool = True
     verbose: bool = False
 
 

@@ -1,9 +1,13 @@
-"""Workloads 1-7 of ``workloads.py`` at GPU sizes on the CUDA target (``benchmarks/gpu_check.sh``).
+"""Workloads 1-7 of ``workloads.py`` at GPU sizes on the CUDA target, plus the GPU rows of
+issue 12's later parts (``benchmarks/gpu_check.sh``).
 
 For each workload: NumPy on the host, ``ac.compile(fn)`` on numba device arrays (results stay on
-the device; each timed call ends with ``cuda.synchronize()``), and CuPy's own NumPy dispatch on
-CuPy arrays when CuPy is installed. Prints one table (ms, median of ``--repeat`` calls after a
-warm-up call, speedup over NumPy). torch.compile on CUDA is not measured yet.
+the device; each timed call ends with ``cuda.synchronize()``), CuPy's own NumPy dispatch on CuPy
+arrays when CuPy is installed, and ``torch.compile`` of the NumPy function under
+``torch.device("cuda")`` when torch with CUDA is importable (NumPy arrays in and out: its time
+includes the copies). Each result is checked against NumPy first (a mismatch is printed, not
+timed). Prints one table (ms, median of ``--repeat`` calls after a warm-up call, speedup over
+NumPy).
 """
 
 from __future__ import annotations
@@ -13,11 +17,38 @@ import os
 import statistics
 import sys
 import time
+from typing import Any, Callable
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
+
+
+def matmul_f32(a, b):
+    return a @ b
+
+
+def column_stats(x):
+    return x.sum(axis=0), x.var(axis=0), np.argmax(x, axis=0)
+
+
+def relax_loop(u):
+    for _ in range(20):
+        u = 0.25 * (np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0)) + 0.5 * u
+    return u
+
+
+def _square(rng, quick, n_big, n_small, dtype=np.float32, count=1):
+    n = n_small if quick else n_big
+    return tuple(rng.standard_normal((n, n)).astype(dtype) for _ in range(count))
+
+
+EXTRA = [  # (name, fn, inputs): the GPU-only rows (tiled matmul, column reductions, host loops)
+    ("matmul f32", matmul_f32, lambda rng, quick: _square(rng, quick, 2048, 128, count=2)),
+    ("column stats", column_stats, lambda rng, quick: _square(rng, quick, 4096, 256)),
+    ("relax loop", relax_loop, lambda rng, quick: _square(rng, quick, 2048, 128, np.float64)),
+]
 
 
 def timed(fn, args, repeat: int, sync=None) -> float:
@@ -34,6 +65,34 @@ def timed(fn, args, repeat: int, sync=None) -> float:
     return statistics.median(times) * 1e3
 
 
+def to_host(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(to_host(v) for v in value)
+    for name in ("copy_to_host", "get"):
+        if hasattr(value, name):
+            return np.asarray(getattr(value, name)())
+    if hasattr(value, "cpu"):  # a torch tensor
+        return value.cpu().numpy()
+    return np.asarray(value)
+
+
+def agrees(got: Any, want: Any) -> bool:
+    got, want = to_host(got), want
+    if isinstance(want, tuple):
+        return len(got) == len(want) and all(agrees(g, w) for g, w in zip(got, want))
+    want = np.asarray(want)
+    tol = 1e-3 if want.dtype == np.float32 else 1e-8
+    return np.asarray(got).shape == want.shape and np.allclose(got, want, rtol=tol, atol=tol)
+
+
+def cell(label: str, name: str, run: Callable[[], float | None]) -> float | None:
+    try:
+        return run()
+    except Exception as error:  # noqa: BLE001 - one failing cell must not stop the table
+        print(f"  {label} failed on {name}: {type(error).__name__}: {error}")
+        return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=10)
@@ -45,32 +104,49 @@ def main() -> None:
         import cupy
     except ImportError:
         cupy = None
+    try:
+        import torch
+        torch = torch if torch.cuda.is_available() else None
+    except ImportError:
+        torch = None
     rng = np.random.default_rng(0)
-    print(f"{'workload':16} {'NumPy ms':>10} {'astcompiler':>12} {'x':>6} {'CuPy':>10} {'x':>6}")
-    for work in workloads.WORKLOADS[:7]:
-        inputs = work.make_inputs(rng, args.quick)
-        base = timed(work.fn, inputs, args.repeat)
-        cells = []
-        try:
-            compiled = ac.compile(work.fn)
+    rows = [(w.name, w.fn, w.make_inputs) for w in workloads.WORKLOADS[:7]] + EXTRA
+    print(f"{'workload':16} {'NumPy ms':>10} {'astcompiler':>12} {'x':>6} {'CuPy':>10} {'x':>6}"
+          f" {'torch.compile':>13} {'x':>6}")
+    for name, fn, make_inputs in rows:
+        inputs = make_inputs(rng, args.quick)
+        want = fn(*inputs)
+        base = timed(fn, inputs, args.repeat)
+
+        def ours() -> float | None:
+            compiled = ac.compile(fn)
             device = tuple(cuda.to_device(a) for a in inputs)
-            cells.append(timed(compiled, device, args.repeat, cuda.synchronize))
-        except Exception as error:  # noqa: BLE001 - one failing row must not stop the table
-            print(f"  astcompiler failed on {work.name}: {type(error).__name__}: {error}")
-            cells.append(None)
-        if cupy is not None:
-            try:
-                on_gpu = tuple(cupy.asarray(a) for a in inputs)
-                cells.append(timed(work.fn, on_gpu, args.repeat,
-                                   cupy.cuda.Device().synchronize))
-            except Exception as error:  # noqa: BLE001
-                print(f"  CuPy failed on {work.name}: {type(error).__name__}: {error}")
-                cells.append(None)
-        else:
-            cells.append(None)
+            if not agrees(compiled(*device), want):
+                print(f"  astcompiler disagrees with NumPy on {name}")
+                return None
+            return timed(compiled, device, args.repeat, cuda.synchronize)
+
+        def cupys() -> float | None:
+            on_gpu = tuple(cupy.asarray(a) for a in inputs)
+            if not agrees(fn(*on_gpu), want):
+                print(f"  CuPy disagrees with NumPy on {name}")
+                return None
+            return timed(fn, on_gpu, args.repeat, cupy.cuda.Device().synchronize)
+
+        def torchs() -> float | None:
+            compiled = torch.compile(fn)
+            with torch.device("cuda"):
+                if not agrees(compiled(*inputs), want):
+                    print(f"  torch.compile disagrees with NumPy on {name}")
+                    return None
+                return timed(compiled, inputs, args.repeat, torch.cuda.synchronize)
+
+        cells = [cell("astcompiler", name, ours),
+                 cell("CuPy", name, cupys) if cupy is not None else None,
+                 cell("torch.compile", name, torchs) if torch is not None else None]
         text = "".join(f" {'n/a':>10} {'':>6}" if c is None else f" {c:10.3f} {base / c:6.1f}"
                        for c in cells)
-        print(f"{work.name:16} {base:10.3f}{text}")
+        print(f"{name:16} {base:10.3f}{text}", flush=True)
 
 
 if __name__ == "__main__":

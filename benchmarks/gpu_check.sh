@@ -1,10 +1,33 @@
 #!/usr/bin/env bash
-# On a machine with a CUDA GPU: the CUDA tests on the GPU, then workloads 1-7 at GPU sizes
-# (benchmarks/gpu_bench.py: NumPy, astcompiler on device arrays, CuPy when installed).
-# Usage: bash benchmarks/gpu_check.sh [--quick]    (run from the repository root; under 5 minutes)
-set -euo pipefail
+# On a machine with a CUDA GPU, one command, under 5 minutes: the CUDA tests on the GPU (every
+# kernel is compiled by NVVM there, so the op-info table runs its float64 cases only), then
+# workloads 1-7 and the GPU rows (tiled matmul, column reductions, a host loop) at GPU sizes
+# (benchmarks/gpu_bench.py: NumPy, astcompiler on device arrays, CuPy and torch.compile on CUDA
+# when installed). Each part has its own time limit; a failing part is reported and the next runs.
+# Usage: bash benchmarks/gpu_check.sh [--quick]    (run from the repository root)
+set -uo pipefail
 PY=${PY:-.venv/bin/python}
 unset NUMBA_ENABLE_CUDASIM
-"$PY" -c "from numba import cuda; assert cuda.is_available(), 'no CUDA GPU here'; print(cuda.get_current_device().name)"
-ASTCOMPILER_CUDA_TESTS=1 timeout 180 "$PY" -m pytest -q -x -p no:cacheprovider tests/cuda
-timeout 120 "$PY" benchmarks/gpu_bench.py "$@"
+if ! "$PY" -c "from numba import cuda; assert cuda.is_available(); print('GPU:', cuda.get_current_device().name)"; then
+    echo "gpu_check: no usable CUDA GPU (driver, or numba-cuda[cu12]/[cu13] for NVVM): nothing run" >&2
+    exit 2
+fi
+status=0
+run() {  # run LIMIT LABEL COMMAND...
+    local limit=$1 label=$2; shift 2
+    echo "== $label (limit ${limit}s)"
+    timeout "$limit" "$@"
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "== $label: exit $rc$([ $rc -eq 124 ] && echo ' (time limit)')"
+        status=1
+    fi
+}
+export ASTCOMPILER_CUDA_TESTS=1
+run 100 "CUDA tests" "$PY" -m pytest -q -p no:cacheprovider tests/cuda \
+    --ignore=tests/cuda/test_cuda_opinfo.py --ignore=tests/cuda/test_cuda_differential.py
+run 60 "op-info table, float64" "$PY" -m pytest -q -p no:cacheprovider \
+    tests/cuda/test_cuda_opinfo.py -k "float64 or coverage"
+run 30 "differential test" "$PY" -m pytest -q -p no:cacheprovider tests/cuda/test_cuda_differential.py
+run 90 "workloads" "$PY" benchmarks/gpu_bench.py "$@"
+exit $status

@@ -103,7 +103,9 @@ class ArrayFact(GuardFact):
             first = f"{e} := {first}"
         dtype, shape, exact = self.value
         kind_check = namer.helper("___ndarray") if exact is np.ndarray else namer.name(exact)
-        head = f"type({first}) is {kind_check} and {e}.dtype == {namer.name(dtype)}"
+        want = namer.name(dtype)  # ``is`` first: the common dtype singletons, no comparison
+        head = (f"type({first}) is {kind_check} and ({e}.dtype is {want} "
+                f"or {e}.dtype == {want})")
         if all(d is not None for d in shape):
             return f"{head} and {e}.shape == {shape!r}"
         dims = " and ".join(f"{e}.shape[{i}] == {d}" for i, d in enumerate(shape) if d is not None)

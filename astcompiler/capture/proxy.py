@@ -113,6 +113,8 @@ class ArrayProxy:
         tracer = self.tracer
 
         def method(*args: Any, **kwargs: Any) -> Any:
+            if op.method_kwargs and not args:  # the method's own defaults (OpDef.method_kwargs)
+                kwargs = {**dict(op.method_kwargs), **kwargs}
             return tracer.trace_op(op, (self, *args), kwargs)
 
         method.__name__ = name

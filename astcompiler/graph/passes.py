@@ -1,4 +1,4 @@
-"""Graph clean-ups: dead-code elimination and common-subexpression elimination."""
+"""Graph clean-ups: dead-code elimination, common-subexpression elimination, dead carried values."""
 
 from __future__ import annotations
 
@@ -102,4 +102,134 @@ def replace_all_uses(graph: Graph, old: Node, new: Node) -> None:
         user.replace_input(old, new)
 
 
-__all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "replace_all_uses", "map_nodes"]
+
+
+# ---- dead carried values --------------------------------------------------------------------
+NodePredicate = Callable[[Node], bool]
+_LEADING = {"for_range": 1}  # placeholders before the carried ones (a loop body's index)
+_CARRYING = ("for_range", "while_loop", "cond")
+
+
+def eliminate_dead_carried(graph: Graph, result_index: Callable[[Node], int | None],
+                           erasable: NodePredicate) -> int:
+    """Drop the carried values of regions that nothing reads: not the enclosing graph after the
+    region (no ``result_index`` user reads that slot) and no subgraph on the next trip (its
+    placeholder for the slot has no users). Returns how many slots were dropped.
+
+    Only values whose computation stays are dropped: a slot goes only when each subgraph's
+    value for it is a placeholder, a node other nodes still read, or a node ``erasable`` says
+    can go without losing an effect, an error or a warning (a literal). Likewise its initial
+    value. So every exception, warning and side effect of the program still happens; only the
+    stores of the dead values (a kernel's output buffers, a loop's state copies) go.
+    ``result_index(user)``: the slot a user of a region reads, ``None`` for any other use."""
+    dropped = 0
+    changed = True
+    while changed:
+        changed = False
+        for region in _regions(graph):
+            for k in reversed(range(region.info.n_carried)):
+                if _dead_slot(region, k, result_index, erasable):
+                    _drop_slot(region, k, result_index, erasable)
+                    dropped += 1
+                    changed = True
+    return dropped
+
+
+def _regions(graph: Graph) -> list[Node]:
+    """Region nodes of ``graph`` and of its regions' subgraphs, innermost first."""
+    found: list[Node] = []
+    for node in graph.nodes:
+        if node.op == "region":
+            for sub in node.info.subgraphs.values():
+                found.extend(_regions(sub))
+            if node.target in _CARRYING:
+                found.append(node)
+    return found
+
+
+def _read_slot(region: Node, user: Node, result_index: Callable[[Node], int | None]) -> int | None:
+    """The slot ``user`` reads from ``region``; ``None`` for any other use of it."""
+    if user.op != "call" or not user.args or user.args[0] is not region \
+            or sum(1 for n in user.all_input_nodes() if n is region) != 1:
+        return None
+    index = result_index(user)
+    return index if type(index) is int else None
+
+
+def _slot_placeholder(region: Node, sub: Graph, k: int) -> Node:
+    return sub.placeholders[_LEADING.get(region.target, 0) + k]
+
+
+def _dead_slot(region: Node, k: int, result_index: Callable[[Node], int | None],
+               erasable: NodePredicate) -> bool:
+    for user in region.users:
+        index = _read_slot(region, user, result_index)
+        if index is None or index == k:
+            return False
+    _, init, _ = region.info.split(region.args)
+    if not _goes_cleanly(init[k], region, erasable):
+        return False
+    for sub in region.info.subgraphs.values():
+        out = sub.output_node
+        values = out.args[0]
+        placeholder = _slot_placeholder(region, sub, k)
+        if any(u is not out for u in placeholder.users) or any(
+                v is placeholder for j, v in enumerate(values) if j != k):
+            return False  # the next trip (or the loop test) reads it
+        if not _goes_cleanly(values[k], out, erasable):
+            return False
+    return True
+
+
+def _goes_cleanly(value: Any, user: Node, erasable: NodePredicate) -> bool:
+    """Whether ``user`` can stop reading ``value`` with nothing lost: it is no node, a
+    placeholder, read by another node (or twice by ``user``), or an erasable node."""
+    if not isinstance(value, Node) or value.op == "placeholder":
+        return True
+    if any(u is not user for u in value.users):
+        return True
+    if user.op == "region" and sum(1 for a in user.args if a is value) > 1:
+        return True
+    elif user.op == "output" and sum(1 for a in user.args[0] if a is value) > 1:
+        return True
+    return value.op == "call" and erasable(value)
+
+
+def _drop_slot(region: Node, k: int, result_index: Callable[[Node], int | None],
+               erasable: NodePredicate) -> None:
+    info = region.info
+    position = info.n_controls + k
+    initial = region.args[position]
+    _set_args(region, region.args[:position] + region.args[position + 1:])
+    _erase_if_unused(region.graph, initial, erasable)
+    for sub in info.subgraphs.values():
+        sub.nodes.remove(_slot_placeholder(region, sub, k))
+        out = sub.output_node
+        values = out.args[0]
+        _set_args(out, (values[:k] + values[k + 1:],))
+        _erase_if_unused(sub, values[k], erasable)
+    info.n_carried -= 1
+    if info.names:
+        info.names = info.names[:k] + info.names[k + 1:]
+    for user in region.users:
+        index = _read_slot(region, user, result_index)
+        if index is not None and index > k:
+            user.args = (user.args[0], index - 1, *user.args[2:])
+
+
+def _set_args(node: Node, args: tuple) -> None:
+    """Replace ``node.args``, keeping every input's ``users`` list exact."""
+    for inp in node.all_input_nodes():
+        inp.users = [u for u in inp.users if u is not node]
+    node.args = tuple(args)
+    for inp in node.all_input_nodes():
+        inp.users.append(node)
+
+
+def _erase_if_unused(graph: Graph, value: Any, erasable: NodePredicate) -> None:
+    if isinstance(value, Node) and value.op == "call" and not value.users and erasable(value):
+        graph.erase(value)
+
+
+__all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "eliminate_dead_carried",
+           "replace_all_uses", "map_nodes"]

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from ..capture.guard_facts import GuardFact
 
-__all__ = ["ModuleTree", "covered_facts", "tree_code"]
+__all__ = ["ModuleTree", "covered_facts", "seen_item", "tree_code", "tree_items"]
 
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 _STATE = ("training", "_compile_kwargs")
@@ -41,26 +41,47 @@ def _nothing() -> None:
 
 class ModuleTree:
     """One tree root's covered facts (``facts(root) -> bool``) and what last passed them:
-    ``seen`` is ``(weak reference to the root, the state version read before checking)``."""
+    ``seen`` is ``(weak reference to the root, the state version read before checking, weak
+    references to the registry items ``items(root)`` reads)``. At the same root and version the
+    items are the same objects (replacing one moves the version), so the guard reads them from
+    ``seen`` instead of their paths; their type, dtype and shape are still checked."""
 
-    __slots__ = ("facts", "state", "seen")
+    __slots__ = ("facts", "state", "seen", "items")
 
-    def __init__(self, facts: Callable[[Any], bool], state: Any) -> None:
+    def __init__(self, facts: Callable[[Any], bool], state: Any,
+                 items: Callable[[Any], tuple] | None = None) -> None:
         self.facts = facts
         self.state = state  # the module holding ``_state_version`` (nn.modules.module)
-        self.seen: tuple[Callable[[], Any], int] = (_nothing, -1)
+        self.items = items
+        self.seen: tuple[Callable[[], Any], int, tuple] = (_nothing, -1, ())
 
-    def check(self, root: Any) -> bool:
-        """Check the facts on ``root``; remember it when they hold (the version is read first:
-        a change while checking moves it, so the next call checks again)."""
+    def check(self, root: Any) -> tuple | None:
+        """Check the facts on ``root``: the new ``seen`` tuple when they hold (remembered when
+        everything in it has weak references), else None. The version is read first: a change
+        while checking moves it, so the next call checks again."""
         version = self.state._state_version
         if not self.facts(root):
-            return False
+            return None
         try:
-            self.seen = (weakref.ref(root), version)
-        except TypeError:  # no weak references to it: checked on every call
-            pass
-        return True
+            values = self.items(root) if self.items is not None else ()
+        except Exception:  # noqa: BLE001 - an item that is gone: not this entry
+            return None
+        keep = True
+        refs: list[Callable[[], Any]] = []
+        for value in (root, *values):
+            try:
+                refs.append(weakref.ref(value))
+            except TypeError:  # no weak references to it: checked on every call
+                refs.append(_holder(value))
+                keep = False
+        seen = (refs[0], version, tuple(refs[1:]))
+        if keep:
+            self.seen = seen
+        return seen
+
+
+def _holder(value: Any) -> Callable[[], Any]:
+    return lambda: value
 
 
 def _is_module_class(value: Any) -> bool:
@@ -94,6 +115,25 @@ def _attribute_of(expr: str, paths: dict[str, str], names: tuple[str, ...]) -> s
 
 def covered_facts(facts: list[GuardFact], params: set[str]) -> dict[int, str]:
     """Fact index -> the root parameter whose tree version covers it (see the module doc)."""
+    return _scan(facts, params)[0]
+
+
+def tree_items(facts: list[GuardFact], params: set[str]) -> dict[int, str]:
+    """Array fact index -> its tree root, for arrays that are items of a covered
+    ``_parameters`` or ``_buffers`` registry (read from the tree's ``seen``; see ModuleTree)."""
+    registries = _scan(facts, params)[1]
+    params_and_buffers = {r: v for r, v in registries.items()
+                          if r.endswith(("._parameters", "._buffers"))}
+    found = {}
+    for index, fact in enumerate(facts):
+        if fact.kind == "array" and not fact.source.expr.isidentifier():
+            root = _item_of(fact.source.expr, params_and_buffers)
+            if root is not None:
+                found[index] = root
+    return found
+
+
+def _scan(facts: list[GuardFact], params: set[str]) -> tuple[dict[int, str], dict[str, str]]:
     paths: dict[str, str] = {}  # module path -> its root
     registries: dict[str, str] = {}  # ModuleRegistry path -> its root
     covered: dict[int, str] = {}
@@ -118,18 +158,32 @@ def covered_facts(facts: list[GuardFact], params: set[str]) -> dict[int, str]:
             root = _attribute_of(expr, paths, _STATE) or _item_of(expr, registries)
         if root is not None:
             covered[index] = root
-    return covered
+    return covered, registries
 
 
-def tree_code(root: str, conditions: list[str], number: int) -> tuple[str, str]:
+def tree_code(root: str, conditions: list[str], number: int,
+              items: list[str] | None = None) -> tuple[str, str]:
     """(the definitions inside ``___make_guard``, the condition in the guard's body) for one
-    root's covered conditions."""
+    root's covered conditions; ``items``: the registry item paths ``seen`` keeps (see
+    ``seen_item``)."""
     name = f"____tree_{number}"  # (constants never start with four underscores)
     body = "\n            and ".join(f"({c})" for c in conditions)
+    listed = "".join(f"{item}, " for item in items or ())
+    reader = (f"    def items_{number}({root}):  # what the guard reads from ``seen``\n"
+              f"        return ({listed.rstrip(' ')})\n") if items else ""
     definition = (
         f"    def tree_{number}({root}):  # re-checked only when nn.modules.state_version() moved\n"
-        f"        return ({body})\n"
-        f"    {name} = ___ns[{name!r}] = ___ModuleTree(tree_{number}, ___nn_state)\n")
-    check = (f"{name}.seen[0]() is {root} and {name}.seen[1] == ___nn_state._state_version "
-             f"or {name}.check({root})")
+        f"        return ({body})\n{reader}"
+        f"    {name} = ___ns[{name!r}] = ___ModuleTree(tree_{number}, ___nn_state"
+        f"{f', items_{number}' if items else ''})\n")
+    # ``seen`` read once (another thread may replace it between two reads); a new check gives
+    # the new one
+    check = (f"(____seen_{number} := {name}.seen)[0]() is {root} "
+             f"and ____seen_{number}[1] == ___nn_state._state_version "
+             f"or (____seen_{number} := {name}.check({root}))")
     return definition, check
+
+
+def seen_item(number: int, index: int) -> str:
+    """The expression reading registry item ``index`` of tree ``number`` from its ``seen``."""
+    return f"____seen_{number}[2][{index}]()"

@@ -191,7 +191,8 @@ def _copy_impl(a, order="K"):
 
 
 register("copy", _copy_impl, kind="pointwise", normalize=_copy_normalize, order_arg=True,
-         aliases=(np.copy,), methods=("copy",), scalar="{0}", cheap=True, doc="a fresh copy")
+         aliases=(np.copy,), methods=("copy",), method_kwargs=(("order", "C"),), scalar="{0}",
+         cheap=True, doc="a fresh copy")
 
 
 __all__ = ["UFUNC_NAMES", "BINARY_OPERATORS", "UNARY_OPERATORS", "COMPARISONS"]

@@ -120,6 +120,8 @@ class OpDef:
     order_arg: bool = False  # takes NumPy's ``order=`` ("K", "C", "F", "A"): the result's layout
     literal: bool = False  # its value is its first argument, a constant (``scalar``, ``constant``)
     threaded: bool = False  # runs on its own thread pool (BLAS, LAPACK): kernels beside it stay serial
+    method_kwargs: tuple = ()  # (name, value) defaults of the ndarray method that differ from the
+    # function's (``a.copy()`` copies in C order, ``np.copy(a)`` keeps the layout)
 
     @property
     def pure(self) -> bool:

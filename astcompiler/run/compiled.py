@@ -26,6 +26,7 @@ from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
 from .entry import CacheEntry, build_entry
 from .devices import EAGER, cuda_entry
+from .dispatch import OWN_CLASS, install_dispatch
 
 _ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
 _ALL_LOCK = threading.Lock()
@@ -45,7 +46,18 @@ def _location(fn: Callable) -> str:
 
 
 class CompiledFunction:
-    """The callable ``ac.compile(fn)`` returns."""
+    """The callable ``ac.compile(fn)`` returns.
+
+    Each instance has a class of its own (``__new__``) whose ``__call__`` is generated for the
+    current entries (``dispatch.py``): the user's parameters, the stance test and each entry's
+    guarded run, one Python frame; the method ``__call__`` below serves the rest."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "CompiledFunction":
+        if cls.__dict__.get(OWN_CLASS):  # copy.copy: a class of its own too, not a subclass
+            cls = cls.__mro__[1]
+        own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__, OWN_CLASS: True})
+        return super().__new__(own)
 
     def __init__(self, fn: types.FunctionType, *, backend: Any = "numba", fullgraph: bool = False,
                  dynamic: bool | None = None, device: str | None = None,
@@ -102,8 +114,10 @@ class CompiledFunction:
         return types.MethodType(self, instance)
 
     # ----- dispatch ----------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """The fast path: each entry's guarded run, oldest first (a hit is one call deep)."""
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        """Each entry's guarded run, oldest first (a hit is one call deep), else the slow path:
+        what serves where no dispatch was generated (``run/dispatch.py``), and its calls with
+        surplus or left-out arguments or a stance."""
         if CURRENT_STANCE.get() is DEFAULT:
             for guarded in self._fast:
                 result = guarded(*args, **kwargs)
@@ -120,6 +134,8 @@ class CompiledFunction:
         self.__entries = entries
         self._fast = () if self.disabled or self._eager_reason is not None \
             else tuple(e.guarded for e in entries)
+        install_dispatch(self, self._orig_fn, self._fast, [e.guard for e in entries],
+                         CompiledFunction.__call__)
 
     def _slow_call(self, args: tuple, kwargs: dict) -> Any:
         if self.disabled:

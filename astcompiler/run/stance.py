@@ -29,6 +29,11 @@ CURRENT_STANCE: contextvars.ContextVar[Stance] = contextvars.ContextVar("astcomp
                                                                  default=DEFAULT)
 
 
+# non-empty once any stance was set, in any thread: until then a compiled call's dispatch
+# (``run/dispatch.py``) skips reading the context variable (the stance is then the default)
+EVER_SET: list[bool] = []
+
+
 def current_stance() -> Stance:
     return CURRENT_STANCE.get()
 
@@ -53,6 +58,8 @@ class set_stance:
             from ..lower import check_backend
             check_backend(force_backend)
         self.new = Stance(stance, skip_guard_eval_unsafe, force_backend)
+        if not EVER_SET:
+            EVER_SET.append(True)  # before the context variable changes
         self._token: contextvars.Token | None = CURRENT_STANCE.set(self.new)
 
     def __enter__(self) -> "set_stance":

@@ -169,17 +169,31 @@ def _columns(T):
 
 
 def _vectors(v, A):
-    for _ in range(20):  # vector ops weigh one each: unrolled (fused kernels)
+    for _ in range(20):  # a matmul per trip fuses with nothing: a loop region, not 20 copies
         v = A @ v
         v = v / np.abs(v).max()
     return v
 
 
-def test_loop_of_vector_ops_is_unrolled():
+def test_loop_of_matmul_steps_is_a_region():
     rng = np.random.default_rng(0)
     v, A = rng.standard_normal(5), rng.standard_normal((5, 5))
     compiled = ac.compile(_vectors, backend="eager")
     np.testing.assert_allclose(compiled(v, A), _vectors(v, A), rtol=1e-12)
+    [region] = _regions(compiled.entries[0].graph)
+    assert region.target == "for_range"
+
+
+def _pointwise_steps(v):
+    for _ in range(20):  # vector ops weigh one each: unrolled, the chain fuses across trips
+        v = v * 0.5 + 1.0
+    return v
+
+
+def test_loop_of_pointwise_vector_ops_is_unrolled():
+    v = np.random.default_rng(0).standard_normal(5)
+    compiled = ac.compile(_pointwise_steps, backend="eager")
+    np.testing.assert_array_equal(compiled(v), _pointwise_steps(v))
     assert not _regions(compiled.entries[0].graph)
 
 

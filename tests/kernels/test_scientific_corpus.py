@@ -33,9 +33,7 @@ FAST = {"gemm", "atax", "relu_bias", "knapsack", "discounted_returns", "reverse_
 WRONG: dict[str, str] = {}
 
 # Not lowered to numba code today at the tiny size: kernel -> astcompiler's reason.
-NOT_LOWERED: dict[str, str] = {
-    "conv2d_offsets": "host loop: no loop lowering for reshape whose view or copy could be observed",
-}
+NOT_LOWERED: dict[str, str] = {}
 
 
 def _marks(kernel: Kernel, failing: dict[str, str]) -> list:

@@ -31,7 +31,7 @@ def vecmath_at_every_size():
     with ac.config.patch(vector_math_min_elements=0):
         yield
 
-BINARY = ("arctan2",)
+BINARY = ("arctan2", "power")  # power: tests/lower/test_vecmath_f32.py
 NAMES = sorted({name for name, _ in VECTOR_MATH} - set(BINARY))
 DTYPES = ["float64", "float32"]
 MAX_ULP = 2.0
@@ -59,8 +59,8 @@ _NP_BITS = {"divide": 1, "over": 2, "under": 4, "invalid": 8}  # np.seterrcall's
 UNDERFLOW_QUIRKS = {("exp", "float32"), ("exp2", "float32")}
 
 
-# float32 functions are the float64 ones rounded once more: by default only these are compiled
-# for float32 (each function inlined costs about a second of numba compilation); the rest: slow
+# by default only these are compiled for float32 (each function inlined costs about a second of
+# numba compilation); the rest: slow. vecmath.NATIVE_FLOAT32 and exp, log have float32 code.
 FAST_FLOAT32 = ("exp", "log", "sin", "tanh")
 
 

@@ -502,8 +502,6 @@ def test_pool_big_temporaries_four_threads():
         assert array_difference(r, f(x), rtol=1e-12) is None
 
 
-@pytest.mark.xfail(strict=True, reason="red team: a kernel writing an input warns naming its "
-                   "first op, once per category (F1)")
 def test_warnings_of_kernel_writing_an_input():
     def f(x):
         x[:] = np.log(x - 0.5) + np.sqrt(x - 0.7)
@@ -511,8 +509,6 @@ def test_warnings_of_kernel_writing_an_input():
     differential(f, lambda: [(np.array([1.0, 0.0, 0.6]),)], errstate={"all": "warn"})
 
 
-@pytest.mark.xfail(strict=True, reason="red team: a masked store kernel warns naming its first "
-                   "op, once per category (F1)")
 def test_warnings_of_masked_store_two_invalid_ops():
     def f(d, x):
         m = x < 2.0

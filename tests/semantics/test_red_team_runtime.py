@@ -395,8 +395,7 @@ def test_module_in_a_global_changed_after_compile():
     same(compiled(_x()), f(_x()))
 
 
-@pytest.mark.parametrize("kind", ["pointwise", "loop", pytest.param("masked", marks=pytest.mark.xfail(
-    strict=True, reason="red team: a kernel writing an input warns naming its first op (F1)"))])
+@pytest.mark.parametrize("kind", ["pointwise", "loop", "masked"])
 def test_errstate_changes_between_calls(kind):
     """One compiled function called under changing ``np.errstate`` / ``np.seterr`` / warning
     filters: each call raises, warns or stays silent exactly as the plain call."""

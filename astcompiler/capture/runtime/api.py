@@ -21,6 +21,7 @@ from ...exc import GraphBreak
 from ...config import config
 from ...logs import get_logger
 from ...graph import TensorMeta
+from ...ops import REGISTRY
 from ...rewrite import is_generated, rewrite_function
 from ...source.origins import current_origin
 from .calls import dispatch_call
@@ -50,8 +51,8 @@ def unrolled_size(nodes: list) -> int:
     (each copy is a loop nest numba compiles again: unrolling folds nothing there; vertical
     diffusion's 28 column sweeps took 16 s to compile unrolled, 1.6 s as a region), plus the ops
     of region subgraphs, so copies of an inner region count in full. Vector ops stay at one:
-    unrolled, a loop of them lowers to fused kernels that ran faster than as a host loop
-    (power iteration: 206 against 243 us)."""
+    unrolled, pointwise chains fuse across iterations (one kernel for several trips); a loop
+    whose trips call ops that fuse with nothing is a region instead (``fuses_nothing``)."""
     size = 0
     for node in nodes:
         meta = node.meta
@@ -59,6 +60,24 @@ def unrolled_size(nodes: list) -> int:
         if node.op == "region":
             size += sum(g.op_count() for g in node.info.subgraphs.values())
     return size
+
+
+def fuses_nothing(nodes: list) -> bool:
+    """An unrolled iteration (``nodes``) called an op that fuses with no kernel: a BLAS/LAPACK
+    call (``OpDef.threaded``) or another extern op making an array. Unrolled, every copy is one
+    more call from the wrapper per trip and nothing fuses across trips; as a loop region the
+    loop runs as compiled code (power iteration: 51 copies of its kernels ran at 0.5x NumPy, the
+    region at 2x; ten ``linalg.solve`` steps: 1.0x unrolled, 1.5x as a region)."""
+    for node in nodes:
+        if node.op == "region":
+            if any(fuses_nothing(list(g.nodes)) for g in node.info.subgraphs.values()):
+                return True
+            continue
+        op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+        if op is not None and (op.threaded or op.kind == "extern" and node.meta is not None
+                               and node.meta.ndim > 0):
+            return True
+    return False
 
 
 def holds_loop(body: Callable[..., Any]) -> bool:
@@ -386,9 +405,10 @@ class Runtime:
             if extra_test is not None and not self.truth(extra_test()):
                 break
             body(item)
-            size += unrolled_size(graph.nodes[seen:])
+            added = graph.nodes[seen:]
+            size += unrolled_size(added)
             seen = len(graph.nodes)
-            if size > budget:
+            if size > budget or len(iterable) > 1 and fuses_nothing(added):
                 raise _OverBudget()
 
     def _loop_region_plan(self, iterable: Any):

@@ -32,6 +32,13 @@ class DimMarker:
         return self.kind != "static"
 
 
+def _device_array(value: Any) -> bool:
+    """A CUDA device array (``__cuda_array_interface__``, or numba's simulator arrays): the
+    CUDA target forwards its markers to the host copy capture works on."""
+    return hasattr(type(value), "__cuda_array_interface__") or bool(
+        getattr(value, "__cuda_ndarray__", False))
+
+
 class MarkerTable:
     """Array -> {dim: DimMarker}; entries vanish with their arrays."""
 
@@ -40,7 +47,7 @@ class MarkerTable:
         self._lock = threading.Lock()
 
     def mark(self, array: Any, dims: Any, marker: DimMarker) -> None:
-        if not isinstance(array, np.ndarray):
+        if not isinstance(array, np.ndarray) and not _device_array(array):
             raise TypeError(f"expected a NumPy array, got {type(array).__name__}")
         if dims is None:
             dims = list(range(array.ndim))

@@ -60,8 +60,10 @@ _log = logging.getLogger("astcompiler.lower.numba")
 def numba_backend(graph: Graph, example_inputs: list) -> CompiledGraph:
     """Lower ``graph`` to numba kernels plus a NumPy wrapper; returns a ``CompiledGraph``."""
     from ..inline import inline_nonstrict_calls
+    from .loop_kernels import drop_dead_carried
 
     inline_nonstrict_calls(graph)  # nonstrict_trace calls fuse with what surrounds them
+    drop_dead_carried(graph)  # loop state nothing reads is not stored every trip
     return _guarded_lowering(graph, list(example_inputs), "forward", False).compiled
 
 
@@ -84,7 +86,7 @@ def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
     has_regions = any(n.op == "region" for n in graph.nodes)
     why = ""
     if has_regions and not numpy_only and structured:
-        whole, why = structured_function(graph, example_inputs)
+        whole, why = structured_function(graph, example_inputs, guarded=name == "forward")
         if whole is not None:
             summary = ["one structured numba function (loops and branches inside the kernel)"]
             whole.output_code = _header(summary) + whole.output_code
@@ -173,17 +175,19 @@ def _summary(plan: Plan, regions: Any, why: str) -> list[str]:
     return lines
 
 
-def structured_function(graph: Graph, example_inputs: list | None = None
-                        ) -> tuple[CompiledGraph | None, str]:
+def structured_function(graph: Graph, example_inputs: list | None = None,
+                        guarded: bool = False) -> tuple[CompiledGraph | None, str]:
     """Graphs with control-flow regions as one njit function with real loops (``structured.py``),
     or None and why not. If numba cannot compile it when it first runs, the graph is lowered
-    piece by piece without structured functions (host loops around kernels) and runs so."""
+    piece by piece without structured functions (host loops around kernels) and runs so.
+    ``guarded``: the graph is the call's own (its inputs' shapes are guarded)."""
     from .files import load_source
     from .structured import NotLowerable, compile_structured
 
     try:
         compiled = compile_structured(graph, [],
-                                      lambda prefix, source: load_source(prefix, source)[0])
+                                      lambda prefix, source: load_source(prefix, source)[0],
+                                      guarded)
     except NotLowerable as err:
         return None, f"no loop lowering for {err}"
     except Exception as err:  # a bug of the structured lowering: the pieces may still lower

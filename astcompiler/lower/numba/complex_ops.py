@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -159,12 +160,19 @@ def numpy_complex_absolute_simd() -> bool:
 
 # -- rules --------------------------------------------------------------------------------------
 
-_UNARY = {"negative": "(-{0})", "positive": "{0}", "conjugate": "{0}.conjugate()",
-          "isnan": "(np.isnan({0}.real) or np.isnan({0}.imag))",
-          "isinf": "(np.isinf({0}.real) or np.isinf({0}.imag))",
-          "isfinite": "(np.isfinite({0}.real) and np.isfinite({0}.imag))"}
-_BINARY = {"add": "({0} + {1})", "subtract": "({0} - {1})", "equal": "({0} == {1})",
-           "not_equal": "({0} != {1})"}
+@dataclass(frozen=True)
+class ComplexRule:
+    """How a pointwise op computes complex values in a kernel as NumPy's loop does (the numba op
+    table's ``NumbaRule.complex``): a ``template`` on the operands (``{0}``, ``{1}``), or one of
+    NumPy's ``measured`` forms (``"cmul"``: the multiply this machine's NumPy computes, called
+    with ``operands``; ``"cabs"``: its SIMD absolute value). ``kind``: ``"ufunc"`` (the op's
+    ufunc decides the loop dtypes), ``"condition"`` (``where``) or ``"cast"`` (to a complex
+    dtype)."""
+
+    template: str | None = None
+    measured: str | None = None
+    operands: str = "{0}, {1}"
+    kind: str = "ufunc"
 
 
 def _operand_type(value: Any, weak: dict[Node, type]) -> Any:
@@ -197,15 +205,17 @@ def _representable(value: Any, loop: np.dtype, weak: dict[Node, type]) -> bool:
     return True
 
 
-def lower_complex(node: Node, weak: dict[Node, type], rule_type: Any) -> Any:
-    """The ``rule_type`` (``scalar.ScalarRule``) of a complex pointwise node, or None."""
-    if node.meta is None or any(isinstance(v, Node) for v in node.kwargs.values()) \
-            or "out" in node.kwargs:
+def lower_complex(node: Node, weak: dict[Node, type], rule_type: Any,
+                  rule: ComplexRule | None) -> Any:
+    """The ``rule_type`` (``scalar.ScalarRule``) of a complex pointwise node by the op's
+    ``rule`` (None: no exact rule, NumPy computes it), or None."""
+    if rule is None or node.meta is None or any(
+            isinstance(v, Node) for v in node.kwargs.values()) or "out" in node.kwargs:
         return None
     out = np.dtype(node.meta.dtype)
-    if node.target == "where":
+    if rule.kind == "condition":
         return _lower_where(node, weak, out, rule_type)
-    if node.target in ("astype", "copy"):
+    if rule.kind == "cast":
         return _lower_cast(node, out, rule_type)
     ufunc = REGISTRY[node.target].ufunc
     if ufunc is None or len(node.args) != ufunc.nin or node.kwargs.get("dtype") is not None:
@@ -222,27 +232,24 @@ def lower_complex(node: Node, weak: dict[Node, type], rule_type: Any) -> Any:
         return None
     if not all(_representable(a, in_dts[0], weak) for a in node.args):
         return None
-    template, helpers = _template(ufunc.__name__, in_dts[0])
+    template, helpers = _template(rule, in_dts[0])
     if template is None:
         return None
     return rule_type(in_dts, template, out_dt, helpers)
 
 
-def _template(name: str, dtype: np.dtype) -> tuple[str | None, tuple[str, ...]]:
-    if name in _UNARY:
-        return _UNARY[name], ()
-    if name in _BINARY:
-        return _BINARY[name], ()
-    if name in ("multiply", "square"):
+def _template(rule: ComplexRule, dtype: np.dtype) -> tuple[str | None, tuple[str, ...]]:
+    if rule.template is not None:
+        return rule.template, ()
+    if rule.measured == "cmul":
         style = numpy_complex_multiply()
         if style is None:
             return None, ()
         key = f"cmul_{style}:{dtype.name}"
-        second = "{1}" if name == "multiply" else "{0}"
-        return f"{helper_call(key)}({{0}}, {second})", (key,)
-    if name == "absolute" and numpy_complex_absolute_simd():
+        return f"{helper_call(key)}({rule.operands})", (key,)
+    if rule.measured == "cabs" and numpy_complex_absolute_simd():
         key = f"cabs_simd:{dtype.name}"
-        return f"{helper_call(key)}({{0}})", (key,)
+        return f"{helper_call(key)}({rule.operands})", (key,)
     return None, ()
 
 
@@ -269,10 +276,10 @@ def _lower_cast(node: Node, out: np.dtype, rule_type: Any) -> Any:
     returns_input = REGISTRY[node.target].returns_input
     if returns_input is not None and returns_input(node.args, node.kwargs):
         return None
-    if node.target == "copy" and node.kwargs.get("order", "K") not in ("K", "C", "F"):
+    if REGISTRY[node.target].order_arg and node.kwargs.get("order", "K") not in ("K", "C", "F"):
         return None
     return rule_type((None,), "{0}", None, operands=(0,))
 
 
-__all__ = ["lower_complex", "touches_complex", "helper_source", "helper_call", "HELPERS",
-           "FMA_IMPORT", "numpy_complex_multiply", "numpy_complex_absolute_simd"]
+__all__ = ["ComplexRule", "lower_complex", "touches_complex", "helper_source", "helper_call",
+           "HELPERS", "FMA_IMPORT", "numpy_complex_multiply", "numpy_complex_absolute_simd"]

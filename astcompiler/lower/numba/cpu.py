@@ -30,6 +30,7 @@ of rows, each with its own row temporaries and lane arrays (allocated once per s
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import keyword
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,9 +38,11 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ...config import config
 from ...graph import Node
 from .masked import OVERLAP_SOURCE, snapshots
 from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
+from .unit_strides import unit_stride_test
 from .scalar import (cast, cheap, constant, empty_message, helper_imports, helper_source,
                      raises_flags, type_name)
 
@@ -47,6 +50,19 @@ LANES = 4  # independent accumulators in an unrolled reduction loop (kept for ca
 VECTOR_LANES = 64  # lanes of a vectorized reduction (array accumulators, a power of two)
 SHORT_ROW = 8  # static innermost extents below this reduce with one accumulator (as NumPy's)
 CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
+# NumPy's pairwise sums (``pairwise.py``; these mirror its constants, which import numba)
+PAIRWISE_LANES = 8  # NumPy's accumulators in a block of <= 128 (static rows: unrolled lanes)
+PAIRWISE_LEAF = 128  # NumPy's PW_BLOCKSIZE
+PAIRWISE_CHUNK = 2048  # pairwise.CHUNK: summands buffered per node of the sum tree
+PAIRWISE_STACK = 256  # pairwise.STACK
+PAIRWISE_PLAN = 768  # pairwise.PLAN
+PAIRWISE_VALUES = 128  # pairwise.VALUES
+PAIRWISE_SMALLEST = 8192  # a prange twin's subtrees of the sum tree hold at least this many elements
+PAIRWISE_STATIC = 4096  # static rows up to this length: their sum tree is written out
+PAIRWISE_IMPORT = ("from astcompiler.lower.numba.pairwise import block_sum8, block_sums4, "
+                   "pairwise_level, pairwise_sum  # NumPy's pairwise float sums")
+_SUM_TERM = "{acc} + "
+_FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64))
 
 # accumulator dtypes whose arithmetic numba does not widen: no cast back after each step
 _STABLE = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.bool_))
@@ -138,9 +154,11 @@ class KernelEmitter:
         self.buffers = [n for n in kernel.outputs if n not in self.returns]
         self.param = {n: self.names(n.name) for n in kernel.inputs}
         self.out = {n: self.names(f"out_{n.name}") for n in self.buffers}
-        lanes = ("",) + tuple(f"_l{u}" for u in range(LANES)) + ("_c", "_v")
+        lanes = ("",) + tuple(f"_l{u}" for u in range(PAIRWISE_LANES)) + ("_c", "_v")
         self.local = {n: self.names(n.name, suffixes=lanes) for n in kernel.nodes}
         self.reductions = [n for n in kernel.nodes if isinstance(kernel.rules[n], ReductionRule)]
+        self.exact = exact_rules(kernel, self.reductions)  # NumPy's float-sum dtypes and order
+        self.uses_pairwise = False
         self.acc = {n: self.names(f"acc_{n.name}", _ACC_PREFIXES, lanes) for n in self.reductions}
         self.elem = {n: self.names(f"e_{n.name}", suffixes=lanes) for n in self.reductions}
         self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items()
@@ -155,9 +173,16 @@ class KernelEmitter:
                     self.helpers.append(key)
         self.lane = _Lane()
         self.parallel = False
-        self.scratch: dict[str, str] = {}  # lane arrays a row function is handed: name -> dtype
+        self.unit_test: str | None = None  # pointwise loops over views: unit_strides.py
+        self.scratch: dict[str, tuple[int, str]] = {}  # arrays a row function is handed: size, dtype
+        self.pairwise_scratch: set[str] = set()  # of those, the ones every row function takes
+        self.zeroed: set[str] = set()  # of those, the ones that start as zeros
         self.scratch_param = False  # lane arrays are parameters (row function), else allocated
         self.row_mode: str | None = None  # row functions: "long" (vector lanes) or "short" rows
+        self.row_scratch = False  # generating a row function: pairwise scratch are parameters
+        self.buffered: set[Node] = set()  # pairwise sums whose summands go to their buffers now
+        self.pw = {key: self.names(f"pw_{key}") for key in
+                   ("top", "start", "size", "half", "count", "stack", "inner", "starts", "sizes")}
 
     # -- names and index expressions --------------------------------------------------------
 
@@ -308,7 +333,7 @@ class KernelEmitter:
     # -- reductions -----------------------------------------------------------------------
 
     def rule(self, node: Node) -> ReductionRule:
-        return self.k.rules[node]
+        return self.exact.get(node) or self.k.rules[node]
 
     def init_acc(self, w: _Writer, node: Node, phase: int, at: str = "") -> None:
         rule = self.rule(node)
@@ -323,6 +348,17 @@ class KernelEmitter:
         rule = self.rule(node)
         acc = self.acc_name(node) + at
         elem = self.elem[node] + self.lane.suffix
+        if node in self.buffered:  # a pairwise sum's summand, into its buffer
+            w(f"{elem} = {self.element(node, rule.acc_dtype)}")
+            term = elem
+            if not (rule.two_pass and phase == 1):
+                term = rule.combine[len(_SUM_TERM):].format(
+                    v=elem, mean=self.mean_ref(node) if rule.two_pass else "", n="count",
+                    ddof=repr(rule.ddof))
+                term = cast(term, None, rule.acc_dtype) if _arithmetic(term) else term
+            position = f"{self.var(self.ndim - 1)} - {self.pw['start']}"
+            w(f"{self.pw_name(node, 'buf')}[{position}] = {term}")
+            return
         if rule.arg:
             w(f"{elem} = {self.element(node, rule.input_dtype)}")
             test = rule.combine.format(acc=acc, v=elem)
@@ -370,6 +406,9 @@ class KernelEmitter:
             return cast(self.acc_name(node, "idx") + at, np.dtype(np.int64), rule.result_dtype)
         acc = self.acc_name(node) + at
         text = rule.finalize.format(acc=acc, n="count", ddof=repr(rule.ddof))
+        if node in self.exact and rule.acc_dtype != np.float64 and text.startswith("np.sqrt(") \
+                and text.endswith(")"):  # NumPy's std: the square root of the rounded variance
+            text = f"np.sqrt({cast(text[len('np.sqrt('):-1], None, rule.acc_dtype)})"
         if not (text == acc and rule.acc_dtype == rule.result_dtype):
             text = cast(text, None, rule.result_dtype)
         if rule.nan_flag:
@@ -382,7 +421,10 @@ class KernelEmitter:
         for node in sweep.reductions:
             rule = self.rule(node)
             if rule.two_pass and sweep.phase[node] == 1:
-                w(f"{self.mean_ref(node)} = {self.acc_name(node)}{at} / count")
+                mean = f"{self.acc_name(node)}{at} / count"
+                if node in self.exact and rule.acc_dtype != np.float64:
+                    mean = cast(mean, None, rule.acc_dtype)  # NumPy's mean, in the input's float
+                w(f"{self.mean_ref(node)} = {mean}")
                 continue
             w(f"{self.local[node]} = {self.finalize(node, at)}", node.origin)
 
@@ -424,7 +466,7 @@ class KernelEmitter:
             return
         for name, dtype in self.lane_arrays(sweep):
             if self.scratch_param:
-                self.scratch[name] = dtype
+                self.scratch[name] = (VECTOR_LANES, dtype)
             else:
                 w(f"{name} = np.empty({VECTOR_LANES}, {dtype})")
         w.open(f"for u in range({VECTOR_LANES}):")
@@ -516,6 +558,16 @@ class KernelEmitter:
             self.nest(w, rest, body, lanes, ranges, prange)
             return
         lo, hi = ranges.get(d, ("0", f"n{d}"))
+        if not rest and lanes == 1 and self.unit_test and d != prange:
+            test, self.unit_test = self.unit_test, None  # the same loop twice: LLVM vectorizes
+            w.open(f"if {test}:  # unit strides (unit_strides.py)")  # the first one
+            self.nest(w, dims, body, lanes, ranges, prange)
+            w.close()
+            w.open("else:")
+            self.nest(w, dims, body, lanes, ranges, prange)
+            w.close()
+            self.unit_test = test
+            return
         if rest or lanes == 1:
             loop = "numba.prange" if d == prange else "range"
             w.open(f"for i{d} in {loop}({hi if lo == '0' else f'{lo}, {hi}'}):")
@@ -617,8 +669,10 @@ class KernelEmitter:
         self.prelude(w)
         if self.k.style == "pointwise":
             prange = self.k.parallel_dim if parallel else None
+            self.unit_test = unit_stride_test(self.k, {**self.param, **self.out})
             self.nest(w, list(range(self.ndim)), lambda: self.pointwise_element(w), 1,
                       prange=prange)
+            self.unit_test = None
         else:
             self.columns_body(w)
         self.finish_entry(w)
@@ -676,7 +730,7 @@ class KernelEmitter:
 
     def row_args(self, long: bool = False) -> list[str]:
         outer = [f"i{d}" for d in range(self.k.outer) if self.k.shape[d] != 1]
-        scratch = list(self.scratch) if long else []
+        scratch = [n for n in self.scratch if long or n in self.pairwise_scratch]
         return self.params() + self.context() + list(self.temp.values()) + scratch + outer
 
     def row_modes(self) -> list[str]:
@@ -701,6 +755,7 @@ class KernelEmitter:
         w = _Writer()
         self.parallel = False
         self.scratch_param = mode == "long"
+        self.row_scratch = True
         self.row_mode = mode
         self.outer_nodes(w, self.k.prologue)
         for sweep in self.k.sweeps:
@@ -708,6 +763,7 @@ class KernelEmitter:
             self.finish_sweep(w, sweep)
             self.outer_nodes(w, sweep.after)
         self.row_mode = None
+        self.row_scratch = False
         suffix = "_row_long" if mode == "long" else "_row"
         return self.function(f"{self.k.name}{suffix}", self.row_args(mode == "long"), w)
 
@@ -715,8 +771,8 @@ class KernelEmitter:
         inner = [self.bound(d) for d in range(self.k.outer, self.ndim)]
         for node, name in self.temp.items():
             w(f"{name} = np.empty(({', '.join(inner)},), {type_name(node.meta.dtype)})")
-        for name, dtype in self.scratch.items():
-            w(f"{name} = np.empty({VECTOR_LANES}, {dtype})")
+        for name, (size, dtype) in self.scratch.items():
+            w(f"{name} = np.{'zeros' if name in self.zeroed else 'empty'}({size}, {dtype})")
 
     def row_entry(self, name: str, parallel: bool) -> str:
         k = self.k
@@ -830,14 +886,23 @@ class KernelEmitter:
     def chunked_call(self, w: _Writer, sweep: Sweep, args: list[str]) -> None:
         """Run a sweep over slices of axis 0 in parallel; merge the slices' results in order."""
         reds = sweep.reductions
-        w(f"chunks = max(1, min(n0, {CHUNKS}))")
+        summed = self.pairwise_nodes(sweep)
+        bounds = ("c * n0 // chunks", "(c + 1) * n0 // chunks")
+        if summed:  # subtrees of NumPy's sum tree, combined as the tree does after the loop
+            starts, sizes = self.pw["starts"], self.pw["sizes"]
+            w(f"{starts} = np.empty({CHUNKS}, np.int64)")
+            w(f"{sizes} = np.empty({CHUNKS}, np.int64)")
+            w(f"chunks = pairwise_level(n0, {starts}, {sizes}, {PAIRWISE_SMALLEST})")
+            bounds = (f"{starts}[c]", f"{starts}[c] + {sizes}[c]")
+        else:
+            w(f"chunks = max(1, min(n0, {CHUNKS}))")
         for node in reds:
             rule = self.rule(node)
             w(f"{self.acc_name(node, 'part')} = np.empty(chunks, {type_name(rule.acc_dtype)})")
             if rule.nan_flag:
                 w(f"{self.acc_name(node, 'partnan')} = np.empty(chunks, np.bool_)")
         w.open("for c in numba.prange(chunks):")
-        call = f"{self.sweep_name(sweep)}({', '.join(args + ['c * n0 // chunks', '(c + 1) * n0 // chunks'])})"
+        call = f"{self.sweep_name(sweep)}({', '.join(args + list(bounds))})"
         if not reds:
             w(call)
         else:
@@ -850,12 +915,26 @@ class KernelEmitter:
         w.close()
         if not reds:
             return
+        if summed:
+            w("step = 1")
+            w.open("while step < chunks:")
+            w.open("for c in range(0, chunks, 2 * step):")
+            for node in summed:
+                part = self.acc_name(node, "part")
+                w(f"{part}[c] = {part}[c] + {part}[c + step]")
+            w.close()
+            w("step *= 2")
+            w.close()
         for node in reds:
             w(f"{self.acc[node]} = {self.acc_name(node, 'part')}[0]")
             if self.rule(node).nan_flag:
                 w(f"nan_{self.acc[node]} = {self.acc_name(node, 'partnan')}[0]")
+        if len(summed) == len(reds):
+            return
         w.open("for c in range(1, chunks):")
         for node in reds:
+            if node in summed:
+                continue
             rule = self.rule(node)
             part = f"{self.acc_name(node, 'part')}[c]"
             w(f"{self.acc[node]} = {self.merged(rule, self.acc[node], part)}")
@@ -872,6 +951,13 @@ class KernelEmitter:
         """A sweep's accumulation: in vector lanes when its innermost extent is long (at run
         time: set-up and merge of the lanes cost more than they save on short rows), else with
         one accumulator, or unrolled scalar lanes (cheap members, mergeable reductions)."""
+        summed = self.pairwise_nodes(sweep)
+        if summed and self.unrolled_pairwise(sweep):
+            self.short_pairwise_sweep(w, sweep, dims, ranges or {})
+            return
+        if summed:
+            self.pairwise_sweep(w, sweep, dims, ranges or {}, summed)
+            return
         lanes = self.lanes_for(sweep)
         if lanes == VECTOR_LANES and self.row_mode == "short":
             lanes = self.short_lanes(sweep)
@@ -897,6 +983,241 @@ class KernelEmitter:
         self.merge_lanes(w, sweep, lanes)
         if opened:
             w.close()
+
+    # NumPy's pairwise float sums (``pairwise.py``)
+
+    def pairwise_nodes(self, sweep: Sweep) -> list[Node]:
+        """This sweep's reductions summed in NumPy's pairwise order (static rows under 8 add
+        in order with one accumulator, as NumPy's)."""
+        last = self.k.shape[-1]
+        if not pairwise_kernel(self.k) or (isinstance(last, (int, np.integer))
+                                           and last < SHORT_ROW):
+            return []
+        return [n for n in sweep.reductions if n in self.exact]
+
+    def unrolled_pairwise(self, sweep: Sweep) -> bool:
+        """A static row of 8 to 128 elements whose other reductions merge: NumPy's eight
+        accumulators are unrolled scalar lanes (no buffer, no call)."""
+        last = self.k.shape[-1]
+        return isinstance(last, (int, np.integer)) and SHORT_ROW <= last <= PAIRWISE_LEAF \
+            and all(self.rule(n).merge and not self.rule(n).arg for n in sweep.reductions)
+
+    def short_pairwise_sweep(self, w: _Writer, sweep: Sweep, dims: list[int],
+                             ranges: dict[int, tuple[str, str]]) -> None:
+        """NumPy's block of <= 128: eight lanes over the full blocks of 8, combined as
+        ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the tail in order."""
+        d = dims[-1]
+        lo, hi = ranges.get(d, ("0", f"n{d}"))
+        lanes = PAIRWISE_LANES
+        self.init_lanes(w, sweep, lanes)
+        w(f"end{d} = {hi} - {hi} % {lanes}" if lo == "0" else
+          f"end{d} = {hi} - ({hi} - {lo}) % {lanes}")
+        w.open(f"for i{d} in range({lo}, end{d}, {lanes}):  # NumPy's eight accumulators")
+        for lane in self.lane_list(lanes, d):
+            with self.in_lane(lane):
+                self.sweep_body(w, sweep)
+        w.close()
+        self.merge_lanes(w, sweep, lanes)
+        w.open(f"for i{d} in range(end{d}, {hi}):  # then the tail, in order")
+        self.sweep_body(w, sweep)
+        w.close()
+
+    def pw_name(self, node: Node, kind: str) -> str:
+        """A pairwise sum's summand buffer (``buf``) or partial sums (``vals``)."""
+        return f"pw{kind}_{self.acc[node]}"
+
+    def pw_array(self, w: _Writer, name: str, size: int, dtype: str, zeros: bool = False
+                 ) -> None:
+        """Scratch of a pairwise sweep: a row function's parameter, else allocated here
+        (``zeros``: a plan, empty at first)."""
+        if self.row_scratch:
+            self.scratch[name] = (size, dtype)
+            self.pairwise_scratch.add(name)
+            if zeros:
+                self.zeroed.add(name)
+        else:
+            w(f"{name} = np.{'zeros' if zeros else 'empty'}({size}, {dtype})")
+
+    def direct_row(self, node: Node, sweep: Sweep) -> str | None:
+        """The row a pairwise sum adds as it is (an input's row, no cast, no broadcast along
+        it): summed in place when its stride is one element, without a buffer."""
+        rule = self.rule(node)
+        source = node.args[0]
+        if self.k.masked is not None or (rule.two_pass and sweep.phase[node] != 1) \
+                or not isinstance(source, Node) or source in self.k.rules \
+                or source not in self.param or source in self.plan.weak:
+            return None
+        shape = source.meta.shape
+        if len(shape) != self.ndim or shape[-1] == 1 or np.dtype(source.meta.dtype) != \
+                rule.acc_dtype:
+            return None
+        index = ["0" if shape[d] == 1 else self.var(d) for d in range(self.ndim - 1)]
+        return f"{self.param[source]}[{', '.join(index)}]" if index else self.param[source]
+
+    def pairwise_sweep(self, w: _Writer, sweep: Sweep, dims: list[int],
+                       ranges: dict[int, tuple[str, str]], summed: list[Node]) -> None:
+        """Float sums in NumPy's pairwise order: an input row of unit stride is added where it
+        is (``pairwise_sum``, checked at run time), any other through buffers
+        (``buffered_sweep``)."""
+        self.uses_pairwise = True
+        rows = {node: self.direct_row(node, sweep) for node in summed}
+        direct = [node for node in summed if rows[node] is not None]
+        if not direct:
+            self.buffered_sweep(w, sweep, dims, ranges, summed)
+            return
+        d = dims[-1]
+        lo, hi = ranges.get(d, ("0", f"n{d}"))
+        extent = hi if lo == "0" else f"{hi} - {lo}"
+        sources = []
+        for node in direct:
+            param = self.param[node.args[0]]
+            if param not in sources:
+                sources.append(param)
+        axis = self.ndim - 1
+        test = " and ".join(f"{p}.strides[{axis}] == {p}.itemsize" for p in sources)
+        self.pw_array(w, self.pw["inner"], PAIRWISE_PLAN, "np.int64", zeros=True)
+        for node in direct:
+            self.pw_array(w, self.pw_name(node, "vals"), PAIRWISE_VALUES,
+                          type_name(self.rule(node).acc_dtype))
+        w.open(f"if {test}:  # rows of unit stride: added where they are")
+        static = self.static_row()
+        for node in direct:
+            self.init_acc(w, node, sweep.phase[node])
+            acc = self.acc_name(node)
+            if static is not None:
+                self.written_tree(w, node, rows[node], static)
+                continue
+            w(f"{acc} = {acc} + pairwise_sum({rows[node]}, {lo}, {extent}, {self.pw['inner']}, "
+              f"{self.pw_name(node, 'vals')}, 0)")
+        rest = dataclasses.replace(sweep, reductions=[n for n in sweep.reductions
+                                                      if n not in direct])
+        if rest.reductions or rest.compute or rest.load or rest.store or rest.stash:
+            buffered = [n for n in summed if n not in direct]
+            if buffered:
+                self.buffered_sweep(w, rest, dims, ranges, buffered)
+            else:
+                lanes = self.other_lanes(rest)
+                self.init_lanes(w, rest, lanes)
+                self.nest(w, dims, lambda: self.sweep_body(w, rest), lanes, ranges)
+                self.merge_lanes(w, rest, lanes)
+        w.close()
+        w.open("else:")
+        self.buffered_sweep(w, sweep, dims, ranges, summed)
+        w.close()
+
+    def static_row(self) -> int | None:
+        """A rows kernel's static row length whose sum tree is written out, else None."""
+        last = self.k.shape[-1]
+        if self.k.outer >= 1 and isinstance(last, (int, np.integer)) \
+                and PAIRWISE_LEAF < last <= PAIRWISE_STATIC:
+            return int(last)
+        return None
+
+    def written_tree(self, w: _Writer, node: Node, row: str, n: int) -> None:
+        """``acc += `` NumPy's pairwise sum of ``row[0:n]``, the tree written out: the leaves
+        four at a time (``block_sums4``), the last one's tail, then the tree's additions."""
+        leaves, tree = pairwise_tree(n)
+        base = self.names(f"pwleaf_{self.acc[node]}")
+        names = [f"{base}_{k}" for k in range(len(leaves))]
+        full = len(leaves) - len(leaves) % 4
+        for g in range(0, full, 4):
+            args = ", ".join(f"{start}, {size // 8}" for start, size in leaves[g:g + 4])
+            w(f"{', '.join(names[g:g + 4])} = block_sums4({row}, {args})")
+        for k in range(full, len(leaves)):
+            start, size = leaves[k]
+            w(f"{names[k]} = block_sum8({row}, {start}, {size // 8})")
+        start, size = leaves[-1]
+        for i in range(start + size - size % 8, start + size):  # the tail, in order
+            w(f"{names[-1]} = {names[-1]} + {row}[{i}]")
+
+        def spelled(part: Any) -> str:
+            if isinstance(part, int):
+                return names[part]
+            return f"({spelled(part[0])} + {spelled(part[1])})"
+        acc = self.acc_name(node)
+        w(f"{acc} = {acc} + {spelled(tree)}  # NumPy's pairwise tree of {n}")
+
+    def other_lanes(self, sweep: Sweep) -> int:
+        """Lanes of a pairwise sweep's other reductions: vector lanes where they would be."""
+        if sweep.reductions and self.row_mode != "short" and \
+                self.lanes_for(sweep) == VECTOR_LANES:
+            return VECTOR_LANES
+        return 1
+
+    def buffered_sweep(self, w: _Writer, sweep: Sweep, dims: list[int],
+                       ranges: dict[int, tuple[str, str]], summed: list[Node]) -> None:
+        """A sweep whose float sums follow NumPy's pairwise tree over the last axis: the tree is
+        walked down to nodes of at most ``PAIRWISE_CHUNK`` elements, left to right; each node's
+        summands are computed into a buffer (a plain loop, vectorized) and added by
+        ``pairwise_sum``; partial sums combine as the tree does. Its other reductions accumulate
+        in the same loop, in vector lanes where they would anyway."""
+        d = dims[-1]
+        lo, hi = ranges.get(d, ("0", f"n{d}"))
+        others = dataclasses.replace(sweep, reductions=[n for n in sweep.reductions
+                                                        if n not in summed])
+        lanes = self.other_lanes(others)
+        pw = self.pw
+        top, start, size, half, count, stack = (pw[k] for k in ("top", "start", "size", "half",
+                                                                "count", "stack"))
+        static = self.static_row()
+        if static is not None and static <= PAIRWISE_CHUNK:  # one buffer, the tree written out
+            for node in summed:
+                dtype = type_name(self.rule(node).acc_dtype)
+                self.pw_array(w, self.pw_name(node, "buf"), PAIRWISE_CHUNK, dtype)
+                self.init_acc(w, node, sweep.phase[node])
+            self.init_lanes(w, others, lanes)
+            w(f"{start} = 0")
+            self.buffered = set(summed)
+            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes, ranges)
+            self.buffered = set()
+            for node in summed:
+                self.written_tree(w, node, self.pw_name(node, "buf"), static)
+            self.merge_lanes(w, others, lanes)
+            return
+        self.pw_array(w, stack, PAIRWISE_STACK, "np.int64")
+        self.pw_array(w, pw["inner"], PAIRWISE_PLAN, "np.int64", zeros=True)
+        for node in summed:
+            dtype = type_name(self.rule(node).acc_dtype)
+            self.pw_array(w, self.pw_name(node, "buf"), PAIRWISE_CHUNK, dtype)
+            self.pw_array(w, self.pw_name(node, "vals"), PAIRWISE_VALUES, dtype)
+            self.init_acc(w, node, sweep.phase[node])
+        self.init_lanes(w, others, lanes)
+        w(f"{top} = 0  # NumPy's pairwise sum tree, nodes of <= {PAIRWISE_CHUNK} left to right")
+        w(f"{stack}[0] = {lo}")
+        w(f"{stack}[1] = {hi if lo == '0' else f'{hi} - {lo}'}")
+        w(f"{count} = 0")
+        w.open(f"while {top} >= 0:")
+        w(f"{start} = {stack}[2 * {top}]")
+        w(f"{size} = {stack}[2 * {top} + 1]")
+        w(f"{top} -= 1")
+        w.open(f"if {size} < 0:  # both halves summed: their sum")
+        w(f"{count} -= 1")
+        for node in summed:
+            vals = self.pw_name(node, "vals")
+            w(f"{vals}[{count} - 1] = {vals}[{count} - 1] + {vals}[{count}]")
+        w.close()
+        w.open(f"elif {size} > {PAIRWISE_CHUNK}:  # the left half, the right half, their sum")
+        w(f"{half} = {size} // 2 - {size} // 2 % 8")
+        for slot, value in enumerate(("0", "-1", f"{start} + {half}", f"{size} - {half}",
+                                      start, half)):
+            w(f"{stack}[2 * {top} + {slot + 2}] = {value}")
+        w(f"{top} += 3")
+        w.close()
+        w.open("else:")
+        self.buffered = set(summed)
+        self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes,
+                  {**ranges, d: (start, f"{start} + {size}")})
+        self.buffered = set()
+        for node in summed:
+            vals = self.pw_name(node, "vals")
+            w(f"{vals}[{count}] = pairwise_sum({self.pw_name(node, 'buf')}, 0, {size}, "
+              f"{pw['inner']}, {vals}, {count} + 1)")
+        w(f"{count} += 1")
+        w.close(2)
+        for node in summed:
+            acc = self.acc_name(node)
+            w(f"{acc} = {acc} + {self.pw_name(node, 'vals')}[0]")
+        self.merge_lanes(w, others, lanes)
 
     def short_lanes(self, sweep: Sweep) -> int:
         """Scalar lanes for short rows: cheap members, reductions that merge."""
@@ -924,7 +1245,8 @@ class KernelEmitter:
             if rule.nan_flag:
                 w(f"{self.acc_name(node, 'nan')} = np.empty({self.kept_shape()}, np.bool_)")
             if rule.two_pass:
-                w(f"{self.acc_name(node, 'mean')} = np.empty({self.kept_shape()}, np.float64)")
+                mean = type_name(rule.acc_dtype) if node in self.exact else "np.float64"
+                w(f"{self.acc_name(node, 'mean')} = np.empty({self.kept_shape()}, {mean})")
         prange = k.parallel_dim if self.parallel else None
 
         def kept_loop(body: Callable[[], None]) -> None:
@@ -946,6 +1268,47 @@ class KernelEmitter:
             self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep, at), 1,
                       prange=prange)
             kept_loop(finish)
+
+
+def pairwise_kernel(kernel: KernelPlan) -> bool:
+    """Whether NumPy adds this kernel's float sums pairwise: rows reduced over the last axis
+    alone (a contiguous row of each C-ordered input or temporary), or a whole 1-D array."""
+    ndim = len(kernel.shape)
+    return kernel.style == "rows" and ndim >= 1 and kernel.outer == ndim - 1 \
+        and kernel.shape[-1] != 1
+
+
+def exact_rules(kernel: KernelPlan, reductions: list[Node]) -> dict[Node, ReductionRule]:
+    """The float sums of a kernel (sum, mean, var, std of float32/float64 into the same dtype)
+    whose order is NumPy's: pairwise (``pairwise_kernel``) or element order (columns kernels:
+    NumPy adds the rows of a C-ordered array one by one). They accumulate in the input's float,
+    as NumPy does (float32 sums in float32). Other float sums keep 64 float64 lanes."""
+    if not config.pairwise_sums or (kernel.style != "columns" and not pairwise_kernel(kernel)):
+        return {}
+    rules = {}
+    for node in reductions:
+        rule = kernel.rules[node]
+        if rule.merge == "{a} + {b}" and rule.combine.startswith(_SUM_TERM) \
+                and not (rule.arg or rule.nan_flag) and rule.input_dtype in _FLOATS \
+                and rule.result_dtype == rule.input_dtype:
+            rules[node] = dataclasses.replace(rule, acc_dtype=rule.input_dtype,
+                                              init=constant(0, rule.input_dtype))
+    return rules
+
+
+def pairwise_tree(n: int) -> tuple[list[tuple[int, int]], Any]:
+    """NumPy's pairwise recursion over ``n > 128`` elements: its leaves (start, size) in order
+    and its tree (a leaf's index, or a pair of subtrees)."""
+    leaves: list[tuple[int, int]] = []
+
+    def split(start: int, size: int) -> Any:
+        if size <= PAIRWISE_LEAF:
+            leaves.append((start, size))
+            return len(leaves) - 1
+        half = size // 2 - size // 2 % 8
+        return (split(start, half), split(start + half, size - half))
+    tree = split(0, n)
+    return leaves, tree
 
 
 def _vectorizable(rule: Any) -> bool:
@@ -979,6 +1342,8 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
               *(["Source lines: " + ", ".join(origins) + "."] if origins else []),
               f"Entry points: {entries}.",
               '"""', "", "import numpy as np", "import numba", ""]
+    if emitter.uses_pairwise:
+        header.insert(-1, PAIRWISE_IMPORT)
     if any(raises_flags(key) for key in emitter.helpers):
         header.insert(-1, "from astcompiler.lower.numba.runtime import fp_divide_by_zero, fp_overflow")
     for line in helper_imports(emitter.helpers):

@@ -16,8 +16,8 @@ return them as values; each kernel's serial entry is inlined into the structured
 (``nested``: numba's ``inline="always"``; on a 100x100 Jacobi step 0.26 ms against 0.37 ms for a
 call). A Python int operand outside the range the kernel's dtypes can take raises OverflowError,
 which ``compile_structured``'s runner turns into a NumPy run (or an error, once an input was
-written), as for its own checked Python ints. FP flags: as before, a structured function reports
-none (NumPy's warnings inside compiled loops are not reproduced).
+written), as for its own checked Python ints. FP flags: a raised flag that warns reruns the whole
+structured function with NumPy (its written inputs saved and put back: ``rebuild.structured_runner``).
 """
 
 from __future__ import annotations
@@ -28,16 +28,37 @@ from typing import Any, ContextManager, Protocol
 import numpy as np
 
 from ...config import config
-from ...graph import Graph, Node
+from ...graph import Graph, Node, eliminate_dead_carried
+from ...ops.registry import REGISTRY
+from .bounds import ValueRanges, proven_inside
 from .cpu import KernelCode, kernel_code, rule_compiles
 from .files import load_source
 from .masked import OVERLAP_SOURCE
+from .oprules_common import region_result
 from .optable import stores_index
-from .plan import (KernelPlan, Plan, ReductionRule, build_plan, planned_shape_tests,
-                   store_may_overlap)
+from .plan import (KernelPlan, Plan, ReductionRule, build_plan, destination_shape,
+                   planned_shape_tests, store_may_overlap, store_of)
 from .scalar import python_int_bounds
 
 INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+def drop_dead_carried(graph: Graph) -> int:
+    """Carried values nothing reads (not after the region, not on the next trip) stop being
+    carried, so no kernel stores them (``graph.passes.eliminate_dead_carried``). Only literals
+    and region results are erased with them: every other computation, with its errors and
+    warnings, stays."""
+    return eliminate_dead_carried(graph, _result_slot, _erasable)
+
+
+def _result_slot(user: Node) -> int | None:
+    read = region_result(user)
+    return read[1] if read is not None and len(user.args) == 2 and not user.kwargs else None
+
+
+def _erasable(node: Node) -> bool:
+    op = REGISTRY.ops.get(node.target)
+    return region_result(node) is not None or (op is not None and op.literal)
 
 MASK_MISMATCH = '''
 @numba.njit(cache=True)
@@ -53,12 +74,34 @@ def _ac_mask_mismatch(a, mask):
 
 OVERLAP = OVERLAP_SOURCE.format(cache=True)  # masked.py: NumPy's may_share_memory
 
+SLICE_LEN = '''
+@numba.njit(cache=True, inline="always")
+def _ac_slice_len(start, has_start, stop, has_stop, step, n):
+    # len(range(*slice(start, stop, step).indices(n))); -1 for a zero step (NumPy raises)
+    if step == 0:
+        return -1
+    if step > 0:
+        lo = (start + n if start < 0 else start) if has_start else 0
+        lo = 0 if lo < 0 else (n if lo > n else lo)
+        hi = (stop + n if stop < 0 else stop) if has_stop else n
+        hi = 0 if hi < 0 else (n if hi > n else hi)
+        return (hi - lo + step - 1) // step if hi > lo else 0
+    lo = (start + n if start < 0 else start) if has_start else n - 1
+    lo = -1 if lo < 0 else (n - 1 if lo >= n else lo)
+    hi = (stop + n if stop < 0 else stop) if has_stop else -1
+    if has_stop:
+        hi = -1 if hi < 0 else (n - 1 if hi >= n else hi)
+    return (lo - hi - 1) // (-step) + 1 if lo > hi else 0
+'''
+
 
 class Emitter(Protocol):
     """What a structured function's emitter offers the kernel calls written into it."""
 
     names: dict[Node, str]
     helpers: set[str]
+    proven: set[Node]  # nodes whose run-time shape is the traced one (``plan.proven_shapes``)
+    ranges: ValueRanges  # integer ranges of index values (``bounds.py``)
 
     def fresh(self, hint: str) -> str: ...
 
@@ -85,7 +128,8 @@ class LoopKernels:
     def plan(self, graph: Graph) -> Plan:
         """The top-level planner on one graph of the structured function. Python numbers stay
         statements of the structured function (Python's semantics: exact ints, ZeroDivisionError)."""
-        return build_plan(graph, [None] * len(graph.placeholders), accept=_in_kernel)
+        return build_plan(graph, [None] * len(graph.placeholders), accept=_in_kernel,
+                          dynamic_stores=True)
 
     def call(self, emitter: Emitter, kernel: KernelPlan, plan: Plan, indent: str) -> None:
         """Allocate a kernel's outputs, check its Python-int operands and call it."""
@@ -109,7 +153,8 @@ class LoopKernels:
             for source in [*masked.gathers.values(), masked.dst]:  # NumPy gathers, then stores
                 emitter.emit(indent, f"_ac_mask_mismatch({emitter.value(source)}, {mask})", origin)
         checks = [] if masked is not None else planned_shape_tests(kernel, code.inputs, dims,
-                                                                     emitter.value)
+                                                                     emitter.value, emitter.proven)
+        checks += self.view_tests(emitter, kernel, dims)
         if checks:  # shapes traced on one trip may change on the next (``u[i:i + 3]`` near the end)
             emitter.emit(indent, f"if not ({' and '.join(checks)}):", origin)
             self.unplanned(emitter, kernel, indent + "    ")
@@ -127,13 +172,68 @@ class LoopKernels:
         target = f"{returns} = " if returns else ""
         emitter.emit(indent, f"{target}{alias}({', '.join(args)})", origin)
 
+    def view_tests(self, emitter: Emitter, kernel: KernelPlan, dims: list[str]) -> list[str]:
+        """For a fused store whose destination view may differ from the planned one on this
+        run (run-time indices ``ey[t, :]``, ``u[i:i + k]``, or a destination of unproven
+        shape): tests that each integer index is inside its axis and each view axis has the
+        kernel's size (NumPy's slice clipping, negative indices and steps). A run that fails
+        them takes the kernel's array code, whose store raises NumPy's errors."""
+        mutation = kernel.store_into
+        if mutation is None or not stores_index(mutation):
+            return []
+        store = store_of(mutation)
+        dst, index = store.dst, store.index
+        if dst in emitter.proven and destination_shape(dst, index) is not None:
+            return []
+        items = list(index) if isinstance(index, tuple) else [index]
+        rest = dst.meta.ndim - sum(1 for item in items if item is not None and item is not Ellipsis)
+        at = next((k for k, item in enumerate(items) if item is Ellipsis), len(items))
+        items[at:at + 1] = [slice(None)] * rest  # ``...`` and the axes after the last entry
+        known = dst in emitter.proven and all(
+            not isinstance(src, tuple) or src[0] in emitter.proven for src in kernel.dims)
+        return self._axis_tests(emitter, dst, items, dims, kernel.shape if known else None)
+
+    def _axis_tests(self, emitter: Emitter, dst: Node, items: list[Any], dims: list[str],
+                    proven: tuple | None) -> list[str]:
+        """``proven``: the kernel's shape when it and ``dst``'s shape hold at run time (then an
+        untouched axis of equal static size needs no test)."""
+        base = emitter.value(dst)
+        tests, axis, d = [], 0, 0
+        for item in items:
+            if item is None:  # a new axis of size 1
+                tests.append(f"{dims[d]} == 1")
+                d += 1
+                continue
+            size = f"{base}.shape[{axis}]"
+            axis += 1
+            if not isinstance(item, slice):
+                if proven is None or not proven_inside(emitter.ranges.of(item),
+                                                       dst.meta.shape[axis - 1]):
+                    value = emitter.value(item)
+                    tests.append(f"-{size} <= {value} < {size}")
+                continue
+            if item == slice(None):
+                static = dst.meta.shape[axis - 1]
+                if proven is None or not isinstance(static, (int, np.integer)) \
+                        or proven[d] != static:
+                    tests.append(f"{size} == {dims[d]}")
+            else:
+                emitter.helpers.add(SLICE_LEN)
+                start = "0, False" if item.start is None else f"{emitter.value(item.start)}, True"
+                stop = "0, False" if item.stop is None else f"{emitter.value(item.stop)}, True"
+                step = "1" if item.step is None else emitter.value(item.step)
+                tests.append(f"_ac_slice_len({start}, {stop}, {step}, {size}) == {dims[d]}")
+            d += 1
+        return tests
+
     def fused_store(self, emitter: Emitter, kernel: KernelPlan, plan: Plan, code: KernelCode,
                     args: list[str], alias: str, dims: list[str], indent: str) -> None:
         """The kernel writes its stored output into the destination view in place, unless an
         input may share memory with it (then into a temporary, copied in after the call)."""
         mutation, stored = kernel.store_into, kernel.stored
         dst = mutation.args[0]
-        where = emitter.index(dst, mutation.args[1]) if stores_index(mutation) else "..."
+        with emitter.block(indent):  # index checks of run-time indices go where the view is
+            where = emitter.index(dst, mutation.args[1]) if stores_index(mutation) else "..."
         if where == "...":  # the whole destination (numba has no ``a[...]`` view)
             view = emitter.value(dst)
         else:

@@ -43,12 +43,34 @@ def getitem_loop(emitter: LoopEmitter, node: Node) -> str:
     return f"{emitter.value(base)}[{emitter.index(base, index)}]"
 
 
+ASSIGN_CHECK = '''
+@numba.njit(cache=True)
+def _ac_shape_text(shape):
+    text = "("
+    for k in range(len(shape)):
+        text += ("," if k else "") + str(shape[k])
+    return text + ("," if len(shape) == 1 else "") + ")"
+
+
+@numba.njit(cache=True)
+def _ac_assign_check(view, value):
+    # NumPy's ValueError for a value that does not broadcast into the view it is stored in
+    nv, nd = value.ndim, view.ndim
+    for k in range(nv):
+        size = value.shape[nv - 1 - k]
+        if size != 1 and (k >= nd or size != view.shape[nd - 1 - k]):
+            raise ValueError("could not broadcast input array from shape "
+                             + _ac_shape_text(value.shape) + " into shape "
+                             + _ac_shape_text(view.shape))
+'''
+
+
 def setitem_loop(emitter: LoopEmitter, node: Node) -> None:
-    """``a[index] = value``: the value read before the write when it may share memory."""
+    """``a[index] = value``: the value read before the write when it may share memory; an
+    array value into a view is checked first (NumPy's ValueError, not numba's)."""
     dst, index, value = node.args
-    src = emitter.value(value, dst.meta.dtype if isinstance(dst, Node) and dst.meta else None)
-    if emitter.may_alias(value):
-        src = f"{src}.copy()"  # NumPy reads the right-hand side before writing
+    raw = emitter.value(value, dst.meta.dtype if isinstance(dst, Node) and dst.meta else None)
+    src = f"{raw}.copy()" if emitter.may_alias(value) else raw  # NumPy reads it before writing
     mask = whole_mask(dst, index)
     if mask is not None:  # NumPy's checks of the mask's shape and the value's length
         helper, source = mask_set_source(dst.meta.ndim)
@@ -56,8 +78,29 @@ def setitem_loop(emitter: LoopEmitter, node: Node) -> None:
         emitter.helpers.add(source)
         emitter.statement(f"{helper}({emitter.value(dst)}, {emitter.value(mask)}, {src})", node)
         return None
-    emitter.statement(f"{emitter.value(dst)}[{emitter.index(dst, index)}] = {src}", node)
+    where = emitter.index(dst, index)
+    if _array_into_view(dst, index, value):
+        emitter.helpers.add(ASSIGN_CHECK)
+        emitter.statement(f"_ac_assign_check({emitter.value(dst)}[{where}], {raw})", node)
+    emitter.statement(f"{emitter.value(dst)}[{where}] = {src}", node)
     return None
+
+
+def _array_into_view(dst: Any, index: Any, value: Any) -> bool:
+    """An array value stored into a basic-index view with at least one axis."""
+    if not (isinstance(value, Node) and value.meta is not None and value.meta.ndim > 0
+            and isinstance(dst, Node) and dst.meta is not None):
+        return False
+    items = index if isinstance(index, tuple) else (index,)
+    ints = 0
+    for item in items:
+        if item is None or item is Ellipsis or isinstance(item, slice):
+            continue
+        if isinstance(item, (list, np.ndarray)) or (isinstance(item, Node) and (
+                item.meta is None or item.meta.ndim > 0)):
+            return False  # advanced indexing: numba's own rules
+        ints += 1
+    return dst.meta.ndim - ints + sum(1 for item in items if item is None) > 0
 
 
 def copy_into_loop(emitter: LoopEmitter, node: Node) -> None:

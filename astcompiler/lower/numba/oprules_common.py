@@ -160,10 +160,11 @@ def region_result(node: Any) -> tuple[Node, int] | None:
 
 def view_or_copy_unobservable(node: Node, graph: Graph) -> bool:
     """Whether ``node`` (a view op that may copy, as reshape) is a view or a copy cannot change
-    the program: it is not returned, and every write goes to fresh memory other than its base's."""
-    if node in _escaping(graph):
-        return False
+    the program: every write goes to fresh memory other than its base's, and it is not returned,
+    or returned as the one holder of a fresh C-ordered array (``returned_view_of_fresh``)."""
     outer = _outer_values(graph)
+    if node in _escaping(graph) and not returned_view_of_fresh(node, graph, outer):
+        return False
     root = _storage_root(node, outer)
     for other in all_nodes(graph):
         if mutates(other):
@@ -171,6 +172,66 @@ def view_or_copy_unobservable(node: Node, graph: Graph) -> bool:
             if dst is None or dst is root or not _fresh(dst):
                 return False
     return True
+
+
+def returned_view_of_fresh(node: Node, graph: Graph, outer: dict[Node, Any]) -> bool:
+    """``node`` views its operand directly, a fresh array that NumPy makes C-ordered
+    (``c_ordered``) and that nothing but ``node`` returns.
+
+    A reshape of a C-ordered array is a view in NumPy and in loop code alike, both C-contiguous
+    and not owning their data (``flags`` equal); a copy would hold the same values, and with no
+    other holder of the operand and no write to it nobody can tell the two apart. Only ``.base``
+    differs: NumPy's is the operand, an array returned by numba has numba's ``MemInfo`` (as every
+    array a structured function returns)."""
+    operand = node.args[0] if node.args else None
+    if not isinstance(operand, Node) or operand is not _storage_root(node, outer) \
+            or not _fresh(operand) or not c_ordered(operand):
+        return False
+    return operand not in _escaping(graph, skip=node)
+
+
+def c_ordered(value: Any, seen: dict[Node, bool] | None = None) -> bool:
+    """NumPy computes ``value`` as a C-contiguous array whatever its inputs' layouts: a creation
+    from sizes alone (no array argument, no ``order=``), a pointwise op whose operands with two
+    or more non-unit dimensions are all ``c_ordered`` (NumPy's K order ignores broadcast and
+    length-1 axes, and picks C when nothing decides), or any fresh array with at most one
+    non-unit dimension."""
+    if not isinstance(value, Node) or value.meta is None:
+        return not isinstance(value, np.ndarray) or _at_most_one_axis(value.shape) \
+            or value.flags.c_contiguous
+    seen = {} if seen is None else seen
+    if value not in seen:
+        seen[value] = False  # (no cycles in a graph; a guard against deep recursion only)
+        seen[value] = _c_ordered_node(value, seen)
+    return seen[value]
+
+
+def _c_ordered_node(node: Node, seen: dict[Node, bool]) -> bool:
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    if op is None or op.kind in ("view", "mutation"):
+        return False
+    if _at_most_one_axis(node.meta.shape):
+        return True
+    if op.kind == "creation":
+        return "order" not in node.kwargs and not any(
+            isinstance(a, (Node, np.ndarray)) for a in node.args)
+    if op.kind == "pointwise":
+        operands = [a for a in (*node.args, *node.kwargs.values())
+                    if isinstance(a, (Node, np.ndarray))]
+        return "order" not in node.kwargs and all(
+            _at_most_one_axis(_shape_of(a)) or c_ordered(a, seen) for a in operands)
+    return False
+
+
+def _shape_of(value: Any) -> tuple:
+    meta = value.meta if isinstance(value, Node) else None
+    return value.shape if meta is None and isinstance(value, np.ndarray) else (
+        meta.shape if meta is not None else (None, None))
+
+
+def _at_most_one_axis(shape: tuple) -> bool:
+    """At most one dimension that may be longer than 1 (symbolic sizes may be)."""
+    return sum(1 for d in shape if not (isinstance(d, int) and d == 1)) <= 1
 
 
 def _outer_values(graph: Graph) -> dict[Node, Any]:
@@ -208,9 +269,10 @@ def _fresh(node: Node) -> bool:
     return op is not None and op.kind not in ("view", "mutation")
 
 
-def _escaping(graph: Graph) -> set[Node]:
+def _escaping(graph: Graph, skip: Node | None = None) -> set[Node]:
     """Nodes whose memory the graph's outputs may share: the outputs, the bases of views among
-    them, and through a region's result the carried values behind it (initial and per body)."""
+    them, and through a region's result the carried values behind it (initial and per body).
+    ``skip``: a node whose own operands are not followed (what else returns them)."""
     seen: set[Node] = set()
     stack = [v for v in graph.output_node.args[0] if isinstance(v, Node)]
     while stack:
@@ -228,6 +290,6 @@ def _escaping(graph: Graph) -> set[Node]:
             stack = [v for v in stack if isinstance(v, Node)]
             continue
         op = REGISTRY.ops.get(node.target) if node.op == "call" else None
-        if op is not None and op.kind == "view":
+        if op is not None and op.kind == "view" and node is not skip:
             stack += [a for a in node.args if isinstance(a, Node)]
     return seen

@@ -13,6 +13,8 @@ what is particular to numba source, one ``NumbaRule`` per op:
   as every op on Python numbers (``python``) and every ufunc (``np.<ufunc>(...)``);
 * ``python``: the op on Python numbers in loop code (``oprules_python.PythonRule``), with its
   Python-int policy from ``OpDef.python_int`` (``checked_int``: its overflow-checked helper);
+* ``complex``: the op on complex values in a fused kernel (``complex_ops.ComplexRule``), only
+  where the kernel computes NumPy's bits; None: complex nodes of the op stay NumPy steps;
 * the helpers a rule calls are added by the rule itself (``region_ops`` sources for loop code,
   ``scalar`` helpers for kernels).
 
@@ -25,7 +27,7 @@ linalg), ``oprules_reductions``. The generic emitters name no op: they ask ``ele
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ...graph import Node
@@ -34,6 +36,7 @@ from . import oprules_arrays as arrays
 from . import oprules_linalg as linalg
 from . import oprules_pointwise as pointwise
 from . import oprules_python as python
+from .complex_ops import ComplexRule
 from .oprules_common import (NOT_MINE, LoopEmitter, LoopRule, NotLowerable, reads_index,
                              region_result, stores_index)
 from .oprules_python import PythonRule
@@ -55,6 +58,7 @@ class NumbaRule:
     loop: LoopRule | None = None
     python: PythonRule | None = None
     checked_int: bool = False  # Python ints: ``python.int`` is an overflow-checked 64-bit helper
+    complex: ComplexRule | None = None  # complex values in fused kernels, NumPy's bits
 
 
 # -- Python numbers --------------------------------------------------------------------------------
@@ -200,8 +204,36 @@ def _ufuncs() -> dict[str, NumbaRule]:
     return {name: NumbaRule() for name, op in REGISTRY.ops.items() if op.kind == "pointwise"}
 
 
-TABLE: dict[str, NumbaRule] = {**_ufuncs(), **_PYTHON_OPS, **_POINTWISE, **_ARRAYS, **_LINALG,
-                               **_REDUCTIONS}
+# -- complex values in fused kernels (``complex_ops.py``: exact where NumPy's loop is known) ------
+
+_COMPLEX: dict[str, ComplexRule] = {
+    "negative": ComplexRule("(-{0})"),
+    "positive": ComplexRule("{0}"),
+    "conjugate": ComplexRule("{0}.conjugate()"),
+    "isnan": ComplexRule("(np.isnan({0}.real) or np.isnan({0}.imag))"),
+    "isinf": ComplexRule("(np.isinf({0}.real) or np.isinf({0}.imag))"),
+    "isfinite": ComplexRule("(np.isfinite({0}.real) and np.isfinite({0}.imag))"),
+    "add": ComplexRule("({0} + {1})"),
+    "subtract": ComplexRule("({0} - {1})"),
+    "equal": ComplexRule("({0} == {1})"),
+    "not_equal": ComplexRule("({0} != {1})"),
+    "multiply": ComplexRule(measured="cmul", operands="{0}, {1}"),
+    "square": ComplexRule(measured="cmul", operands="{0}, {0}"),
+    "absolute": ComplexRule(measured="cabs", operands="{0}"),
+    "where": ComplexRule(kind="condition"),
+    "astype": ComplexRule(kind="cast"),
+    "copy": ComplexRule(kind="cast"),
+}
+
+
+def _with_complex(table: dict[str, NumbaRule]) -> dict[str, NumbaRule]:
+    for name, rule in _COMPLEX.items():
+        table[name] = replace(table.get(name, NumbaRule()), complex=rule)
+    return table
+
+
+TABLE: dict[str, NumbaRule] = _with_complex({**_ufuncs(), **_PYTHON_OPS, **_POINTWISE, **_ARRAYS,
+                                             **_LINALG, **_REDUCTIONS})
 _NONE = NumbaRule()
 
 
@@ -215,7 +247,8 @@ def numba_rule(name: str) -> NumbaRule:
 
 def element_rule(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
     """One element of a pointwise node in a fused kernel, or None: NumPy computes it."""
-    return lower_pointwise(node, weak, numba_rule(node.target).element)
+    entry = numba_rule(node.target)
+    return lower_pointwise(node, weak, entry.element, entry.complex)
 
 
 def loop_source(emitter: LoopEmitter, node: Node) -> str | None:

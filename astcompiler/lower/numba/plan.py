@@ -33,7 +33,8 @@ import numpy as np
 from ...graph import Graph, Node
 from ...ops import REGISTRY, Store
 from .masked import MaskedStore, find_masked_stores
-from .optable import element_rule, reads_index, stores_index
+from .optable import element_rule, reads_index, region_result, stores_index
+from .oprules_common import c_ordered
 from .scalar import ReductionRule, ScalarRule, cheap, lower_reduction
 
 Rule = Union[ScalarRule, ReductionRule]
@@ -275,7 +276,8 @@ def layout_hazards(graph: Graph, roots: dict[Node, frozenset]) -> set[Node]:
     reshape of a computed array is a view or a copy could differ from NumPy's, and a write through
     it could be lost. When the graph writes to a computed array, the arrays such views read and
     everything they are computed from stay NumPy steps (a region among them: a host loop of NumPy
-    steps); the rest of the graph still fuses.
+    steps); the rest of the graph still fuses. A view of an array NumPy makes C-ordered whatever
+    the inputs (``c_ordered``) sees the same layout in a kernel's C buffer: no hazard.
     """
     if not any(r.op != "placeholder" for node in graph.nodes for dst in write_targets(node)
                for r in roots.get(dst, ())):
@@ -284,7 +286,8 @@ def layout_hazards(graph: Graph, roots: dict[Node, frozenset]) -> set[Node]:
     for node in graph.nodes:
         if node.op == "call" and node.target in REGISTRY and REGISTRY[node.target].kind == "view" \
                 and not REGISTRY[node.target].layout_free \
-                and any(r.op != "placeholder" for r in roots.get(node, ())):
+                and any(r.op != "placeholder" for r in roots.get(node, ())) \
+                and not (node.args and c_ordered(node.args[0])):
             stack = list(node.all_input_nodes())
             while stack:
                 value = stack.pop()
@@ -667,7 +670,44 @@ def store_of(node: Node) -> Store | None:
     return op.store(node.args, node.kwargs) if op is not None and op.store is not None else None
 
 
-def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int]) -> bool:
+def runtime_index(index: Any) -> bool:
+    """A basic index with run-time entries: ints, slices whose bounds and steps are ints or
+    integer scalar values (``ey[t, :]``, ``u[i:i + k]``), ``None`` and ``...``."""
+    items = index if isinstance(index, tuple) else (index,)
+    if sum(1 for item in items if item is Ellipsis) > 1:
+        return False
+    for item in items:
+        parts = (item.start, item.stop, item.step) if isinstance(item, slice) else (item,)
+        if isinstance(item, slice) or not (item is None or item is Ellipsis):
+            if not all((p is None and isinstance(item, slice)) or _int_entry(p) for p in parts):
+                return False
+    return True
+
+
+def _int_entry(value: Any) -> bool:
+    if isinstance(value, Node):
+        meta = value.meta
+        dtype = np.dtype(meta.dtype) if meta is not None else None
+        return meta is not None and meta.ndim == 0 and meta.pytype is not bool \
+            and (dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8))
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def view_ndim(dst: Node, index: Any) -> int | None:
+    """How many axes ``dst[index]`` has for a ``runtime_index`` (None: too many entries)."""
+    items = index if isinstance(index, tuple) else (index,)
+    ndim = dst.meta.ndim
+    taken = sum(1 for item in items if item is not None and item is not Ellipsis)
+    if taken > ndim:
+        return None
+    ints = sum(1 for item in items if item is not None and item is not Ellipsis
+               and not isinstance(item, slice))
+    news = sum(1 for item in items if item is None)
+    return ndim - ints + news
+
+
+def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int],
+                dynamic: bool = False) -> bool:
     store = store_of(mutation)
     if store is None:
         return False
@@ -682,7 +722,11 @@ def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int]) -> b
         return False
     if np.dtype(dst.meta.dtype) != np.dtype(value.meta.dtype):
         return False
-    if destination_shape(dst, index) != tuple(value.meta.shape):
+    shape = destination_shape(dst, index)
+    if shape is None and dynamic and runtime_index(index):
+        if view_ndim(dst, index) != value.meta.ndim:  # the kernel tests the view's sizes
+            return False
+    elif shape != tuple(value.meta.shape):
         return False
     for out in kernel.outputs:
         if out is not value and any(u.op != "output" and order[u] < order[mutation]
@@ -696,11 +740,13 @@ def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int]) -> b
 
 
 def build_plan(graph: Graph, example_inputs: list,
-               accept: Callable[[Node, Rule], bool] | None = None) -> Plan:
+               accept: Callable[[Node, Rule], bool] | None = None,
+               dynamic_stores: bool = False) -> Plan:
     """Group the graph's nodes into kernels and order every step.
 
     ``accept(node, rule)`` may veto a rule (the target could not compile it): the node then
-    runs with NumPy.
+    runs with NumPy. ``dynamic_stores``: stores with run-time indices (``ey[t, :] = ...``) are
+    fused too; the caller tests the destination view's sizes on each run (loop code).
     """
     plan = Plan(graph)
     plan.roots = storage_roots(graph)
@@ -738,7 +784,7 @@ def build_plan(graph: Graph, example_inputs: list,
             value = store.value
             kernel = kernel_of.get(value) if isinstance(value, Node) else None
             if kernel is not None and grouper.segment_of.get(value) == grouper.segment_of[node] \
-                    and _fuse_store(node, kernel, order):
+                    and _fuse_store(node, kernel, order, dynamic_stores):
                 fused.add(node)
     plan.steps = _order_steps(graph, kernel_of, grouper.segment_of, fused, order)
     return plan
@@ -866,16 +912,22 @@ def same_index(a: Any, b: Any) -> bool:
 
 
 def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
-                        name: Callable[[Node], str]) -> list[str]:
+                        name: Callable[[Node], str],
+                        proven: frozenset[Node] | set[Node] = frozenset()) -> list[str]:
     """Run-time tests (source) that each array operand of ``kernel`` has the shape it was
     planned for: its traced sizes where they are numbers, the iteration space's sizes where
     they are symbols. In a loop body a shape traced on one trip may differ on the next
-    (``u[i:i + 3]`` near the end of ``u``)."""
+    (``u[i:i + 3]`` near the end of ``u``). An operand whose shape is ``proven`` (see
+    ``proven_shapes``) needs no test when the sizes it is compared with are proven too."""
     tests = []
     ndim = len(kernel.shape)
+    dims_proven = all(not isinstance(src, tuple) or src[0] in proven for src in kernel.dims)
     for node in inputs:
         meta = node.meta
         if meta is None or meta.scalar or not meta.shape:
+            continue
+        if node in proven and (dims_proven or all(
+                isinstance(size, (int, np.integer)) for size in meta.shape)):
             continue
         for j, size in enumerate(meta.shape):
             d = ndim - len(meta.shape) + j  # broadcasting aligns the trailing axes
@@ -884,3 +936,100 @@ def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
             elif 0 <= d < ndim and kernel.shape[d] == size and kernel.dims[d] != (node, j):
                 tests.append(f"{name(node)}.shape[{j}] == {dims[d]}")
     return tests
+
+
+_STATE_REGIONS = {"for_range": 1, "while_loop": 0, "cond": 0}  # kind -> leading placeholders
+
+
+def proven_shapes(graph: Graph, inputs: set[Node]) -> set[Node]:
+    """The nodes of ``graph`` (and of its regions' subgraphs) whose run-time shape is the traced
+    one whenever the ``inputs``' shapes are (guarded inputs, say). An op's result qualifies when
+    its shape follows from its array operands' shapes and constants alone: every array operand
+    is proven, no scalar value other than a pointwise operand (a run-time bound ``u[i:i+3]``)
+    and no data-dependent size (a mask). A region's carried value qualifies by induction: its
+    initial value and every subgraph's value for it qualify, assuming it does."""
+    return _ShapeProof().graph(graph, inputs)
+
+
+@dataclass
+class _ShapeProof:
+    slots: set[tuple[Node, int]] = field(default_factory=set)  # (region, carried slot) proven
+
+    def graph(self, graph: Graph, inputs: set[Node]) -> set[Node]:
+        proven = set(inputs)
+        for node in graph.nodes:
+            if node.op == "region":
+                proven |= self.region(node, proven)
+                continue
+            if node.op != "call":
+                continue
+            read = region_result(node)
+            if read is not None:
+                if (read[0], read[1]) in self.slots:
+                    proven.add(node)
+            elif _follows_operands(node, proven):
+                proven.add(node)
+        return proven
+
+    def region(self, region: Node, outer: set[Node]) -> set[Node]:
+        """Proven nodes of ``region``'s subgraphs, and its proven slots (``self.slots``): the
+        greatest set of slots that holds by induction."""
+        lead = _STATE_REGIONS.get(region.target)
+        if lead is None:
+            return set()
+        _, init, captured = region.info.split(region.args)
+        n = len(init)
+        slots = {k for k, value in enumerate(init) if _array_proven(value, outer)}
+        subgraphs = list(region.info.subgraphs.values())
+        while True:
+            found: set[Node] = set()
+            for sub in subgraphs:
+                placeholders = sub.placeholders
+                inputs = set(placeholders[:lead])
+                inputs |= {placeholders[lead + k] for k in slots}
+                inputs |= {ph for ph, value in zip(placeholders[lead + n:], captured)
+                           if _array_proven(value, outer)}
+                found |= self.graph(sub, inputs)
+            kept = {k for k in slots if all(_array_proven(sub.output_node.args[0][k], found)
+                                            for sub in subgraphs)}
+            if kept == slots:
+                break
+            slots = kept
+        self.slots.update((region, k) for k in slots)
+        return found
+
+
+def _follows_operands(node: Node, proven: set[Node]) -> bool:
+    """Whether ``node``'s shape follows from its operands' shapes and constants alone."""
+    op = REGISTRY.ops.get(node.target)
+    if op is None or op.side_effects or node.meta is None:
+        return False
+    if op.data_dependent_shape is not None and op.data_dependent_shape(node.args, node.kwargs):
+        return False
+    free = _integer_entries(node) if op.subscript and op.kind == "view" else set()
+    for value in node.all_input_nodes():
+        if value.meta is None:
+            return False
+        if value.meta.ndim == 0:
+            if op.kind != "pointwise" and value not in free:
+                return False
+        elif value not in proven:
+            return False
+    return True
+
+
+def _integer_entries(node: Node) -> set[Node]:
+    """Scalar values used as whole integer entries of ``a[index]``: they drop their axis (or
+    raise IndexError), so the view's shape does not depend on them (slice bounds do)."""
+    if len(node.args) < 2:
+        return set()
+    index = node.args[1]
+    items = index if isinstance(index, tuple) else (index,)
+    return {item for item in items if isinstance(item, Node) and _int_entry(item)}
+
+
+def _array_proven(value: Any, proven: set[Node]) -> bool:
+    """A value whose shape is its traced one: a constant, a scalar, or a proven node."""
+    if not isinstance(value, Node):
+        return True
+    return value.meta is not None and (value.meta.ndim == 0 or value in proven)

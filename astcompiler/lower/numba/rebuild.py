@@ -21,6 +21,7 @@ import numpy as np
 from ...graph import Node
 from ...source import load_generated_module
 from ..base import RunFallback
+from . import runtime
 
 
 @dataclass
@@ -64,6 +65,7 @@ class StructuredRebuild:
     mutates: bool
     title: str = "the structured numba kernel of a graph"
     fallback: RunFallback | None = None
+    mutated: tuple[int, ...] | None = None  # inputs it may write (None: every array input)
 
     kind = "structured"
 
@@ -75,20 +77,32 @@ class StructuredRebuild:
 
     def settings(self, relative: Callable[[str], str | None]) -> dict:
         return {"title": self.title, "python_ints": [list(t) for t in self.python_ints],
-                "mutates": self.mutates}
+                "mutates": self.mutates,
+                "mutated": None if self.mutated is None else list(self.mutated)}
 
     def runner(self, kernel: Callable, eager: Callable[[tuple], tuple]) -> Callable[..., tuple]:
         """The graph's callable: the kernel, Python ints checked first, outputs fixed."""
         return structured_runner(kernel, tuple(self.consts), self.python_ints,
-                                 [fixer(spec) for spec in self.fixes], self.mutates, eager)
+                                 [fixer(spec) for spec in self.fixes], self.mutates, eager,
+                                 self.mutated)
 
 
 def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix: list,
-                      mutates: bool, eager: Callable[[tuple], tuple]) -> Callable[..., tuple]:
+                      mutates: bool, eager: Callable[[tuple], tuple],
+                      mutated: tuple[int, ...] | None = None) -> Callable[..., tuple]:
+    """FP flags: the function raises them in its loops as NumPy's ufuncs would. When one warns
+    or raises (``np.seterr``), the call runs again with NumPy, which warns per op and per trip
+    as the plain call; a function that writes its inputs first saves them (while some mode is
+    not ``"ignore"``) and puts them back before that run."""
     def run(*inputs: Any) -> tuple:
         for i, low, high in python_ints:  # a Python int argument the kernel cannot represent
             if not low <= inputs[i] <= high:
                 return eager(inputs)
+        saved = None
+        if mutates and runtime.fp_watch():
+            saved = [(a, a.copy()) for i, a in enumerate(inputs) if isinstance(a, np.ndarray)
+                     and (mutated is None or i in mutated)]
+        runtime.fp_clear()
         try:
             results = kernel(*inputs, *constants)
         except (OverflowError, np.linalg.LinAlgError):  # LinAlgError: only where nothing mutates
@@ -97,6 +111,11 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
                                     "loop had written to its inputs; run this function eagerly "
                                     "(astcompiler.disable) or use NumPy integers") from None
             return eager(inputs)  # Python's arbitrary-precision ints
+        if runtime.fp_test(runtime.FP_ALL) and runtime.fp_raised() and (
+                not mutates or saved is not None):
+            for array, copy in saved or ():
+                np.copyto(array, copy)
+            return eager(inputs)  # NumPy's warnings and FloatingPointError, trip by trip
         return tuple(f(r, inputs) for f, r in zip(fix, results))
     return run
 
@@ -146,7 +165,9 @@ def build(rebuild_kind: str, paths: list[str], consts: list, settings: dict,
         return modules[-1].make_forward(*consts, fallback)
     spec = StructuredRebuild(paths[-1], paths[:-1], consts,
                              [tuple(t) for t in settings["python_ints"]], list(fixes or []),
-                             settings["mutates"], settings["title"])
+                             settings["mutates"], settings["title"],
+                             mutated=None if settings.get("mutated") is None
+                             else tuple(settings["mutated"]))
     fallback = RunFallback(eager, is_backend_error, title=spec.title,
                            instead="as the original function (a persisted entry has no graph)")
     return fallback.wrap(spec.runner(modules[-1].structured_kernel, lambda inputs: eager(*inputs)))

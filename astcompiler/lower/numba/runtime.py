@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import platform
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,6 +181,32 @@ FP_ALL = _ALL
 fp_test = _test if _test is not None else (lambda bits: bits)  # nonzero: some flag may be set
 
 
+# NumPy keeps its error modes in a context variable holding one capsule per np.errstate/np.seterr
+# state: while it holds the same capsule, the modes read from it last still hold (a strong
+# reference, so the capsule cannot be freed and its identity reused)
+_ERRSTATE = getattr(getattr(getattr(np, "_core", None), "umath", None), "_extobj_contextvar", None)
+_SEEN: tuple = (None, {}, True, False)  # capsule, np.geterr(), some mode warns, some raises
+
+
+def _errstate() -> tuple:
+    """(capsule, ``np.geterr()``, a mode is not "ignore", a mode is neither "warn" nor
+    "ignore"), read again only when the caller's errstate changed (about 0.1 us)."""
+    global _SEEN
+    state = _ERRSTATE.get() if _ERRSTATE is not None else None
+    seen = _SEEN
+    if state is not None and state is seen[0]:
+        return seen
+    modes = np.geterr()
+    seen = (state, modes, any(m != "ignore" for m in modes.values()),
+            any(m not in ("warn", "ignore") for m in modes.values()))
+    _SEEN = seen  # one tuple: threads never see a mixed state
+    return seen
+
+
+def _modes() -> dict:
+    return _errstate()[1]
+
+
 def fp_clear() -> None:
     """Clear the floating-point exception flags (before the kernels run)."""
     if _LIB is not None:
@@ -191,12 +218,12 @@ def fp_raised() -> bool:
     warn, raise or call the handler. Without access to the flags: whether any mode is not
     NumPy's default (the caller set ``np.errstate``), since default warnings cannot be told."""
     if _LIB is None:
-        modes = np.geterr()
+        modes = _modes()
         return any(modes[c] not in ("warn", "ignore") for c in _CATEGORIES)
     flags = _test(_ALL)
     if not flags:
         return False
-    modes = np.geterr()
+    modes = _modes()
     if any(flags & bit and modes[c] != "ignore" for bit, c in zip(_BITS, _CATEGORIES)):
         return True
     _clear(_ALL)  # ignored flags only (underflow): later calls need not look at them again
@@ -208,19 +235,83 @@ _WORDS = {"invalid": "invalid value", "divide": "divide by zero", "over": "overf
 
 
 def strict() -> bool:
-    """Some ``np.geterr()`` mode raises or calls a handler (the caller set ``np.errstate``)."""
-    return any(mode not in ("warn", "ignore") for mode in np.geterr().values())
+    """Some ``np.geterr()`` mode raises or calls a handler (the caller set ``np.errstate``), or
+    warns while a warnings filter may turn NumPy's RuntimeWarning into an exception: NumPy
+    raises before the op's store, so a call that writes its inputs runs with NumPy up front."""
+    _, _, warns, raising = _errstate()
+    return raising or (warns and warnings_raise())  # (warns, not raising: some mode is "warn")
+
+
+_FILTERS: tuple = (None, -1, None, False)  # the filter list seen last, its length, first, answer
+
+
+def warnings_raise() -> bool:
+    """Whether some ``warnings`` filter with action ``"error"`` may match a RuntimeWarning
+    (any message and module: an over-approximation). Cached while the filter list is the same
+    object with the same length and first entry (``catch_warnings`` swaps the list,
+    ``simplefilter`` and ``filterwarnings`` insert at its front)."""
+    global _FILTERS
+    filters = warnings.filters
+    first = filters[0] if filters else None
+    seen = _FILTERS
+    if filters is seen[0] and len(filters) == seen[1] and first is seen[2]:
+        return seen[3]
+    answer = any(f[0] == "error" and isinstance(f[2], type) and issubclass(RuntimeWarning, f[2])
+                 for f in filters)
+    _FILTERS = (filters, len(filters), first, answer)  # one tuple, as ``_SEEN``
+    return answer
+
+
+def fp_watch() -> bool:
+    """Some ``np.geterr()`` mode is not ``"ignore"``: a flag a kernel raises may warn (NumPy's
+    default). A kernel that overwrites its own operands then keeps a copy of what it writes."""
+    return _errstate()[2]
+
+
+# NumPy tests the flags of one ufunc call in this order (``PyUFunc_handlefperr``)
+_NUMPY_ORDER = ((_BITS[1], "divide"), (_BITS[2], "over"), (_BITS[3], "under"),
+                (_BITS[0], "invalid"))
+
+
+def fp_rerun(twins: Any, name: str, inputs: tuple, ops: list[str], written: Any = None,
+             saved: Any = None) -> None:
+    """After kernel ``name`` raised flags that warn: run its NumPy twin on the kernel's inputs,
+    so NumPy itself warns per op, per category and in order, as the plain call (the twin's
+    values are dropped: the kernel's are the same). ``written``/``saved``: the memory the kernel
+    overwrote although it also read it, and its copy from before the kernel; it is put back
+    for the twin, then the kernel's values again. Without a twin (or a copy), the flags are
+    reported as one warning per category (``fp_report``)."""
+    try:
+        forward = twins.numpy_kernel(name)
+    except Exception:  # noqa: BLE001 - no twin for this kernel: the flags as one warning each
+        forward = None
+    if forward is None:
+        fp_report(ops)
+        return
+    fp_clear()
+    after = None
+    if saved is not None:
+        after = written.copy()
+        written[...] = saved
+    try:
+        forward(*inputs)  # NumPy warns per op (a filter may make one an exception)
+    except BaseException:
+        after = None  # NumPy raised before the store: the operands stay as they were
+        raise
+    finally:
+        if after is not None:
+            written[...] = after
+        fp_clear()
 
 
 def fp_report(ops: list[str]) -> None:
-    """Warn about the raised flags as NumPy words it, naming the kernel's first op (after a
-    write to an input the call cannot rerun with NumPy; ``strict`` modes reran it up front)."""
-    import warnings
-
+    """Warn about the raised flags as NumPy words it, naming the kernel's first op, once per
+    category in NumPy's order (when the kernel's inputs are gone and it has no NumPy twin;
+    ``strict`` modes reran the call up front)."""
     flags = _LIB.fetestexcept(_ALL) if _LIB is not None else 0
     fp_clear()  # the next kernel reports only its own
     modes = np.geterr()
-    for bit, category in zip(_BITS, _CATEGORIES):
+    for bit, category in _NUMPY_ORDER:
         if flags & bit and modes[category] != "ignore":
             message = f"{_WORDS[category]} encountered in {ops[0] if ops else 'a kernel'}"
             if modes[category] == "raise":
@@ -229,8 +320,7 @@ def fp_report(ops: list[str]) -> None:
 
 
 __all__ = ["Layout", "k_order", "reduced", "copied", "empty", "fp_clear", "fp_raised", "fp_test",
-           "FP_ALL", "strict",
-           "fp_report", "FP_STATUS"]
+           "FP_ALL", "strict", "fp_watch", "fp_rerun", "fp_report", "FP_STATUS"]
 
 
 def _flag_intrinsic(bit: int):
@@ -280,6 +370,44 @@ def _take_flags_intrinsic():
 
 
 _take_flags = _take_flags_intrinsic()
+
+
+def _test_flags_intrinsic():
+    """An njit-callable function returning this thread's FP flags (``fetestexcept``), or a
+    nonzero constant where they cannot be read (then ``fp_raised`` decides)."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def test_flags(typingctx):
+        def codegen(context, builder, signature, args):
+            i32 = ir.IntType(32)
+            if _LIB is None:
+                return ir.Constant(i32, 1)
+            fnty = ir.FunctionType(i32, [i32])
+            test = cgutils.get_or_insert_function(builder.module, fnty, "fetestexcept")
+            return builder.call(test, [ir.Constant(i32, _ALL)])
+        return types.int32(), codegen
+    return test_flags
+
+
+_test_flags = _test_flags_intrinsic()
+
+
+def _fp_any():
+    """``fp_any()``: ``fp_test(FP_ALL)`` as one numba call without arguments (about 40 ns after
+    its first call; the ctypes call costs about 130 ns): nonzero when some flag may be set."""
+    import numba
+
+    @numba.njit(cache=True)
+    def fp_any():
+        return _test_flags()
+    return fp_any
+
+
+fp_any = _fp_any()  # (the wrapper's test after its kernels: ``runtime.fp_any()``)
+__all__ += ["fp_any"]
 _PER_THREAD: list = []
 
 
@@ -351,7 +479,15 @@ class BufferPool:
             self.slots[slot] = buf
 
 
-__all__ += ["BufferPool", "POOL_MIN_BYTES"]
+def snapshot(pool: BufferPool, slot: int, array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` in a buffer of ``pool`` (big ones are reused across calls: no page
+    faults): what a kernel overwrites, kept for ``fp_rerun``; the wrapper gives it back."""
+    buf = pool.take(slot, array.shape, array.dtype)
+    np.copyto(buf, array)
+    return buf
+
+
+__all__ += ["BufferPool", "POOL_MIN_BYTES", "snapshot"]
 
 
 def mask_mismatch(a: np.ndarray, mask: np.ndarray) -> None:

@@ -349,14 +349,15 @@ def kernel_operand(value: Any) -> bool:
 
 
 def lower_pointwise(node: Node, weak: dict[Node, type],
-                    element: Callable[[Node, dict[Node, type]], ScalarRule | None] | None = None
-                    ) -> ScalarRule | None:
+                    element: Callable[[Node, dict[Node, type]], ScalarRule | None] | None = None,
+                    complex_rule: Any = None) -> ScalarRule | None:
     """The scalar rule for a pointwise node, or None when it must run with NumPy: the ufunc's
     (NumPy's loop dtypes), else the op's own ``element`` rule (the numba op table's,
-    ``optable.element_rule``), else its ``OpDef.scalar`` template."""
+    ``optable.element_rule``), else its ``OpDef.scalar`` template. Complex values: the table's
+    ``complex_rule`` (``complex_ops.ComplexRule``), or NumPy."""
     op = REGISTRY[node.target]
     if node.meta is not None and complex_ops.touches_complex(node):
-        return complex_ops.lower_complex(node, weak, ScalarRule)  # NumPy-exact complex rules
+        return complex_ops.lower_complex(node, weak, ScalarRule, complex_rule)  # NumPy's bits
     if node.meta is None or not kernel_dtype(node.meta.dtype):
         return None
     if any(isinstance(v, Node) for v in node.kwargs.values()) or "out" in node.kwargs:

@@ -29,7 +29,7 @@ from .bounds import INDEX_HELPERS, CheckedIndices, ValueRanges, proven_inside
 from .optable import NotLowerable, loop_source, region_result
 from .oprules_common import all_nodes, mutates, number_source
 from .loop_kernels import LoopKernels
-from .plan import KernelStep, Plan
+from .plan import KernelStep, Plan, proven_shapes, written_placeholders
 from .rebuild import StructuredRebuild, fix_spec
 from .scalar import python_int_bounds, type_name
 
@@ -48,6 +48,7 @@ class _Emitter:
     plan: Plan | None = None  # the plan of the graph being emitted (``body``)
     ranges: ValueRanges = field(default_factory=ValueRanges)  # integer ranges for index bounds
     checked: CheckedIndices = field(default_factory=CheckedIndices)  # index checks per block
+    proven: set[Node] = field(default_factory=set)  # shapes that hold at run time (guards)
 
     def fresh(self, hint: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
@@ -337,9 +338,13 @@ def _axes_taken(item: Any) -> int:
 
 
 def compile_structured(graph: Graph, example_inputs: list,
-                       load: Callable[[str, str], Any]) -> CompiledGraph:
-    """One njit function for the whole graph (raises NotLowerable when an op has no lowering)."""
+                       load: Callable[[str, str], Any], guarded: bool = False) -> CompiledGraph:
+    """One njit function for the whole graph (raises NotLowerable when an op has no lowering).
+    ``guarded``: the inputs' shapes are the traced ones (the call's guards checked them), so
+    kernels whose operands' shapes follow from them need no run-time shape tests."""
     emitter = _Emitter(graph)
+    if guarded:
+        emitter.proven = proven_shapes(graph, set(graph.placeholders))
     params = []
     for ph in graph.placeholders:
         name = emitter.fresh(ph.name)
@@ -365,7 +370,8 @@ def compile_structured(graph: Graph, example_inputs: list,
     rebuild = StructuredRebuild(
         module.__file__, [path for _, _, path in emitter.kernels.codes], list(emitter.constants),
         python_ints, [fix_spec(n, placeholders) for n in graph.output_node.args[0]],
-        any(mutates(n) for n in all_nodes(graph)))
+        any(mutates(n) for n in all_nodes(graph)),
+        mutated=tuple(sorted(written_placeholders(graph))))  # saved for NumPy's FP warnings
 
     def eager(inputs: tuple) -> tuple:
         from ..eager import interpret

@@ -24,10 +24,11 @@ from .cpu import KernelCode, Namer
 from .oprules_common import reads_index, stores_index
 from .scalar import python_int_bounds, raises_flags, type_name
 from .scans import scan_key
+from .border_copy import border_copies, emit_border_copy
 from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes,
                    planned_shape_tests, store_may_overlap)
 
-_WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward",
+_WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward", "___empty",
                                            "___fallback", "___error", "___rt", "___strict"}
 # a wrapper whose writes cannot be rerun reads ``np.errstate`` up front (``runtime.strict``), or
 # takes it as the keyword ``STRICT`` (then it has the attribute ``TAKES_STRICT``): a host loop
@@ -64,6 +65,7 @@ class WrapperWriter:
         self.modules = modules
         self.beside_blas = calls_threaded(plan.graph)  # see kernel_threshold
         self.threshold = kernel_threshold(plan.graph, threshold)
+        self.serial_below = threshold  # a static kernel smaller than this: no size test at all
         self.fn_name = name
         reserved = set(_WRAPPER_RESERVED)
         for code in codes.values():
@@ -97,7 +99,10 @@ class WrapperWriter:
         self.fp_reported = False  # some kernel's FP flags are reported in place (no rerun)
         self.nesting = 0  # extra indentation (a kernel call inside its shape test)
         self.pooled = pooled_buffers(plan, codes)  # temporaries reused across calls: slot
+        self.border_copies = border_copies(plan)  # copies overwritten but for a border
         self.pool_taken: list[Node] = []  # pooled buffers allocated so far (given back at return)
+        self.snapshots = 0  # pooled copies of memory a kernel overwrites (slots -1, -2, ...)
+        self.dtypes: dict[str, str] = {}  # module-level dtype constants: name -> dtype name
         for node in plan.graph.placeholders:
             self.var[node] = self.names(node.name)
 
@@ -256,19 +261,26 @@ class WrapperWriter:
     def planned_call(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                      origin: str | None) -> None:
         self.allocations(kernel, code, dims, origin)
+        if kernel in self.border_copies and emit_border_copy(  # a later store overwrites the
+                self, kernel, self.border_copies[kernel], origin):  # rest (border_copy.py)
+            return
         checked = _floating(kernel)
         fresh = self.fp_fresh and self.can_rerun and kernel.store_into is None
         self.fp_fresh = False
         if checked and self.fp_dirty and not fresh:  # (fresh: a flag found after it reruns)
             self.emit("___rt.fp_clear()  # NumPy warns about the FP flags a kernel raises", origin)
-        if kernel.store_into is not None:
-            self.fused_store(kernel, code, dims, origin)
-        else:
-            if kernel.masked is not None:  # dst[mask] = ... (masked.py): the kernel writes dst
-                self.note_effect(kernel.masked.store)
-            self.call(kernel, code, dims, origin, 2)
+        if kernel.store_into is not None:  # (checks the flags in each of its branches)
+            self.fused_store(kernel, code, dims, origin, checked)
+            return
+        snapshot = None
+        if kernel.masked is not None:  # dst[mask] = ... (masked.py): the kernel writes dst
+            self.note_effect(kernel.masked.store)
+            if checked and not self.can_rerun and single_ufunc(kernel) is None:
+                snapshot = self.masked_snapshot(kernel, origin)
+        self.call(kernel, code, dims, origin, 2)
         if checked:
-            self.check_fp(kernel, origin)
+            self.check_fp(kernel, code, origin, snapshot=snapshot)
+            self.give_snapshot(snapshot, origin)
 
     def allocations(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                     origin: str | None) -> None:
@@ -334,19 +346,79 @@ class WrapperWriter:
         input, no region or side effect ran before this point)."""
         return self.first_effect is None and not self.opaque
 
-    def check_fp(self, kernel: KernelPlan, origin: str | None) -> None:
+    def check_fp(self, kernel: KernelPlan, code: KernelCode, origin: str | None, depth: int = 2,
+                 snapshot: tuple[str, str, int] | None = None) -> None:
         """After a kernel: a floating-point flag NumPy would warn or raise about (``np.seterr``)
-        reruns the call with NumPy, which warns and raises as the plain call does; after a
-        write to an input it cannot, and the flags are reported as NumPy would word them."""
+        reruns the call with NumPy, which warns and raises as the plain call does. After a
+        write to an input it cannot: the kernel's NumPy twin runs on the kernel's operands
+        (``runtime.fp_rerun``; ``snapshot``: the written memory and its copy from before, where
+        the kernel overwrote operands it read), so NumPy warns per op as the plain call."""
         self.fp_dirty = False
-        self.emit("if ___rt.fp_test(___rt.FP_ALL) and ___rt.fp_raised():", origin)
+        self.emit("if ___rt.fp_any() and ___rt.fp_raised():", origin, depth)
         if self.can_rerun:
             params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
-            self.emit(f"return ___fallback.eager({params})", origin, 3)
-        else:
-            self.fp_reported = True
-            ops = list(dict.fromkeys(n.target for n in kernel.nodes))
-            self.emit(f"___rt.fp_report({ops!r})", origin, 3)
+            self.emit(f"return ___fallback.eager({params})", origin, depth + 1)
+            return
+        self.fp_reported = True
+        ops = list(dict.fromkeys(n.target for n in kernel.nodes))
+        single = single_ufunc(kernel)
+        if single is not None:  # one ufunc: its flags are that call's, reported as NumPy does
+            self.emit(f"___rt.fp_report([{single!r}])  # one ufunc: NumPy's warnings", origin,
+                      depth + 1)
+            return
+        if code.plan is None or in_place_buffers(kernel, code):  # no twin, or its inputs are gone
+            self.emit(f"___rt.fp_report({ops!r})", origin, depth + 1)
+            return
+        inputs = "".join(f"{self.var[n]}, " for n in code.inputs)
+        tail = f", {snapshot[0]}, {snapshot[1]}" if snapshot else ""
+        self.emit(f"___rt.fp_rerun(___fallback.localize, {code.name!r}, ({inputs.rstrip(' ')}), "
+                  f"{ops!r}{tail})", origin, depth + 1)
+
+    def overwrites_operand(self, code: KernelCode, dst: Node, safe: set[Node]) -> bool:
+        """Whether a kernel storing into ``dst`` reads memory of ``dst`` (an operand sharing its
+        storage root, other than those in ``safe``), which its store then overwrites."""
+        theirs = self.plan.roots.get(dst, frozenset({dst}))
+        return any(n not in safe and (n is dst or self.plan.roots.get(n, frozenset()) & theirs)
+                   for n in code.inputs
+                   if n.meta is not None and n.meta.shape != () and not n.meta.scalar)
+
+    def masked_snapshot(self, kernel: KernelPlan,
+                        origin: str | None) -> tuple[str, str, int] | None:
+        """Before a masked store that may overwrite its own operands (it gathers ``dst``, or an
+        operand may share memory with ``dst``): a copy of ``dst`` while some FP mode warns."""
+        masked = kernel.masked
+        code = self.codes[kernel.index]
+        dst = masked.dst
+        gathered = set(masked.gathers.values())
+        static = dst in gathered or self.overwrites_operand(code, dst, {dst})
+        runtime = [n for n in code.inputs if n is not dst and not static
+                   and n.op == "placeholder" and dst.op == "placeholder"
+                   and n.meta is not None and n.meta.shape != () and not n.meta.scalar]
+        if not static and not runtime:
+            return None
+        name = self.value(dst)
+        tests = " or ".join(f"np.may_share_memory({name}, {self.var[n]})" for n in runtime)
+        when = f"({tests}) and " if len(runtime) > 1 else f"{tests} and " if runtime else ""
+        return self.snapshot(name, when, dst.name, origin, 2)
+
+    def snapshot(self, array: str, when: str, hint: str, origin: str | None,
+                 depth: int) -> tuple[str, str, int]:
+        """Emit a pooled copy of ``array``, taken while some FP mode warns (else the name holds
+        None); returns (array, copy, pool slot)."""
+        self.snapshots += 1
+        saved, slot = self.names(f"saved_{hint}"), -self.snapshots
+        self.emit(f"{saved} = ___rt.snapshot(___pool, {slot}, {array}) if {when}"
+                  "___rt.fp_watch() else None  # what the kernel overwrites, for NumPy's "
+                  "warnings", origin, depth)
+        return array, saved, slot
+
+    def give_snapshot(self, snapshot: tuple[str, str, int] | None, origin: str | None,
+                      depth: int = 2) -> None:
+        """The snapshot's buffer back to the pool (after the FP check)."""
+        if snapshot is not None:
+            _, saved, slot = snapshot
+            self.emit(f"if {saved} is not None:", origin, depth)
+            self.emit(f"___pool.give({slot}, {saved})", origin, depth + 1)
 
     def allocate(self, kernel: KernelPlan, node: Node, dims: list[str], name: str,
                  origin: str | None, depth: int = 2, reuse: dict | None = None) -> None:
@@ -363,7 +435,20 @@ class WrapperWriter:
                       f"{type_name(node.meta.dtype)})  # a temporary: reused across calls",
                       origin, depth)
             return
-        self.emit(f"{name} = np.empty({shape}, {type_name(node.meta.dtype)}{order})", origin, depth)
+        self.emit(f"{name} = ___empty({shape}, {self.dtype_const(node.meta.dtype)}{order})",
+                  origin, depth)
+
+    def dtype_const(self, dtype: Any) -> str:
+        """A module-level ``np.dtype`` constant for ``dtype`` (``np.empty`` converts a scalar
+        type to its dtype on every call), or the scalar type where the name is taken."""
+        dt = np.dtype(dtype)
+        name = f"___dtype_{dt.name}"
+        if not dt.isbuiltin or not name.isidentifier() or (
+                name not in self.dtypes and name in self.names.used):
+            return type_name(dt)
+        self.names.used.add(name)
+        self.dtypes[name] = dt.name
+        return name
 
     def check_python_ints(self, code: KernelCode, origin: str | None, depth: int) -> None:
         """A Python int operand reaches the kernel as int64 and is cast to the dtype of the ops
@@ -391,7 +476,7 @@ class WrapperWriter:
         arglist = ", ".join(args)
         target = ", ".join(self.var[n] for n in code.returns)
         assign = f"{target} = " if target else ""
-        if code.parallel_name is None:
+        if code.parallel_name is None or self.static_serial(kernel):
             self.emit(f"{assign}{code.name}({arglist})", origin, depth)
             return
         why = "  # serial below this size beside BLAS" if self.beside_blas else ""
@@ -414,7 +499,7 @@ class WrapperWriter:
         self.emit(f"{assign}{code.name}({arglist})", origin, depth + 1)
 
     def fused_store(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
-                    origin: str | None) -> None:
+                    origin: str | None, checked: bool) -> None:
         mutation = kernel.store_into
         dst = mutation.args[0]
         self.note_effect(mutation)
@@ -424,15 +509,26 @@ class WrapperWriter:
         else:
             self.emit(f"{view} = {self.value(dst)}", mutation.origin)
         checks = [f"{view}.flags.writeable"]
+        distinct = set()  # operands the direct store is tested not to overlap
         for node in code.inputs:
             if self.may_overlap(kernel, node, dst, mutation):
                 checks.append(f"not np.may_share_memory({view}, {self.var[node]})")
+                distinct.add(node)
         self.emit(f"if {' and '.join(checks)}:", mutation.origin)
+        snapshot = None
+        if checked and not self.can_rerun and single_ufunc(kernel) is None \
+                and self.overwrites_operand(code, dst, distinct):
+            snapshot = self.snapshot(view, "", kernel.stored.name, mutation.origin, 3)
         self.call(kernel, code, dims, origin, 3, stored_as=view)
+        if checked:
+            self.check_fp(kernel, code, origin, 3, snapshot)
+            self.give_snapshot(snapshot, mutation.origin, 3)
         self.emit("else:", mutation.origin)
         temp = self.names(f"tmp_{kernel.stored.name}")
         self.allocate(kernel, kernel.stored, dims, temp, kernel.stored.origin, 3)
         self.call(kernel, code, dims, origin, 3, stored_as=temp)
+        if checked:  # before the store, as NumPy: the operands are still intact
+            self.check_fp(kernel, code, origin, 3)
         if stores_index(mutation):
             self.emit(f"{self.value(dst)}[{self.index(mutation.args[1])}] = {temp}",
                       mutation.origin, 3)
@@ -463,6 +559,18 @@ class WrapperWriter:
             d = _output_dim(kernel, node, j)
             parts.append("1" if size == 1 or d is None else dims[d])
         return f"({', '.join(parts)},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+    def static_serial(self, kernel: KernelPlan) -> bool:
+        """A static top-level kernel below ``config.parallel_threshold``: no size test per call
+        (the guard checked the sizes; the kernel still reads them at run time, so other sizes, which
+        only ``skip_guard_eval_unsafe`` lets in, run serially and right)."""
+        shape = tuple(kernel.shape)
+        if self.fn_name != "forward" or not all(type(d) is int for d in shape):
+            return False
+        size = 1
+        for d in shape:
+            size *= d
+        return size < self.serial_below
 
     def size_expr(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                   stored_as: str | None) -> str:
@@ -524,6 +632,9 @@ class WrapperWriter:
             if any(t.startswith("numba:") for t in self.ops):
                 head.insert(head.index("from astcompiler.ops import REGISTRY") + 1,
                             "from astcompiler.lower.numba.scans import SCANS")
+        if any("___empty(" in line for line in self.lines):  # bound once: cheaper per call
+            head += ["", "___empty = np.empty"]
+            head += [f"{name} = np.dtype({dtype!r})" for name, dtype in self.dtypes.items()]
         consts = ", ".join(self.const_names + ["___fallback"])
         # np.errstate read once per call; a host loop reads it once for all its iterations
         strict = f"{', ' if params else ''}{STRICT}=None" if self.fp_reported else ""
@@ -538,7 +649,7 @@ class WrapperWriter:
                 "after a numba failure: eager",
                 f"            return ___fallback.slow_call({self.fn_name}, {call})",
                 "        try:"]
-        if self.pool_taken:  # the pool lives as long as this forward function
+        if self.pool_taken or self.snapshots:  # the pool lives as long as this forward function
             body.insert(4, "    ___pool = ___rt.BufferPool()  # temporaries between kernels")
         lines = ["    " + line for line in self.lines]
         if self.first_effect is not None:  # its 1-based line number in the module
@@ -656,6 +767,17 @@ def _holds_node(value: Any) -> bool:
     if isinstance(value, Node):
         return True
     return isinstance(value, (list, tuple)) and any(_holds_node(v) for v in value)
+
+
+def single_ufunc(kernel: KernelPlan) -> str | None:
+    """The NumPy name of a kernel's only op when that op is one plain ufunc call (then every FP
+    flag the kernel raises is that call's, and NumPy's warnings follow from the flags alone:
+    the kernel needs no copy of the operands it overwrites), else None."""
+    if len(kernel.nodes) != 1 or kernel.nodes[0].kwargs:
+        return None
+    op = REGISTRY.ops.get(kernel.nodes[0].target)
+    impl = getattr(op, "impl", None)
+    return impl.__name__ if isinstance(impl, np.ufunc) else None
 
 
 def _floating(kernel: KernelPlan) -> bool:

@@ -4,16 +4,19 @@
 
 1. ``plan.build_plan`` with ``kernels.cuda_accepts`` (the target's veto): the CPU target's
    target-independent fusion plan; nodes the GPU does not run are NumPy steps on the host;
-2. ``kernels.cuda_kernel_code``: each pointwise kernel as one grid-stride ``cuda.jit`` kernel,
+2. ``kernels.cuda_kernel_code``: each kernel of the plan as one ``cuda.jit`` kernel (pointwise
+   grid-stride loops, block-tree reductions, one block per row, one thread per kept index),
    element expressions from the op table's scalar rules (shared with the CPU target), one
-   content-addressed source file per kernel (``files.py``);
-3. ``wrapper.CudaWrapperWriter``: the ``output_code`` wrapper (transfers, launches, host steps);
+   content-addressed source file per kernel (``files.py``); ``matmul.py``: matrix products as
+   a tiled shared-memory kernel;
+3. ``wrapper.CudaWrapperWriter``: the ``output_code`` wrapper (transfers, launches, host steps,
+   host loops around the kernels of loop regions, whose subgraphs are lowered here again);
    ``runtime.py`` is what it calls; ``launch.py`` the geometry from run-time sizes.
 
 ``devices.py`` selects the target (``device="cuda"``, or device arrays among the inputs), raises
 the error that says how to enable one, and makes the host stand-ins capture works on.
-Not yet on the GPU: reductions, row kernels, matmul, loop regions (they run with NumPy on the
-host, copies included; ``output_code`` says what runs where). See docs/cuda.md.
+What the GPU does not run is a NumPy step on the host, copies included (``output_code`` says
+what runs where). See docs/cuda.md.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ __all__ = ["cuda_backend"]
 _log = logging.getLogger("astcompiler.lower.numba.cuda")
 
 
-def cuda_backend(graph: Graph, example_inputs: list, on_device: bool = False) -> CompiledGraph:
+def cuda_backend(graph: Graph, example_inputs: list, on_device: bool | str = False
+                 ) -> CompiledGraph:
     """Lower ``graph`` for the CUDA target; a failure of this target gives the same wrapper
     with every node a NumPy step on the host (exact, slower). ``on_device``: the call's arrays
     are device arrays (the entry's guard pins each argument's kind), so results are too."""
@@ -51,13 +55,15 @@ def _never(node: Any, rule: Any) -> bool:
     return False
 
 
-def _lower(graph: Graph, example_inputs: list, on_device: bool, host_only: bool,
+def _lower(graph: Graph, example_inputs: list, on_device: bool | str, host_only: bool,
            why: str = "") -> CompiledGraph:
+    from ...inline import inline_nonstrict_calls
     from ..files import load_source
     from ..plan import NodeStep, build_plan
     from . import runtime
     from .kernels import cuda_accepts, cuda_kernel_code, gpu_kernel
     from .launch import LAUNCH
+    from .matmul import MatmulCode, gpu_matmul
     from .wrapper import CudaWrapperWriter
 
     accept = _never if host_only else cuda_accepts
@@ -70,25 +76,53 @@ def _lower(graph: Graph, example_inputs: list, on_device: bool, host_only: bool,
             modules[kernel.name], _, path = load_source(kernel.name + "_cuda", code.source)
             kernels[kernel.name] = code.source
             files.append(path)
-    writer = CudaWrapperWriter(plan, codes, on_device)
+    writer = CudaWrapperWriter(plan, codes, on_device, gpu=not host_only)
     source = writer.build()
     module, _, path = load_source("forward_cuda", source)
-    launchers = []
+    launchers: list = []
     for code in writer.kernels:
+        if isinstance(code, MatmulCode):
+            module_of, _, path = load_source(code.name + "_cuda", code.source)
+            alone = None
+            if code.epilogue is not None:  # the fused kernel by itself: the fallback
+                alone = runtime.KernelLauncher(
+                    getattr(modules[code.epilogue.name], code.epilogue.name), None,
+                    code.epilogue)
+            launchers.append(runtime.MatmulLauncher(getattr(module_of, code.name), code, alone))
+            files.append(path)
+            kernels[code.name] = code.source
+            continue
         module_of = modules.get(code.name)
         launchers.append(runtime.KernelLauncher(
             None if module_of is None else getattr(module_of, code.name),
             None if module_of is None or not code.merge_name else getattr(module_of,
                                                                           code.merge_name),
             code))
+    regions, parts = [], []
+    for node in writer.regions:
+        bodies = {}
+        for key, sub in node.info.subgraphs.items():
+            inline_nonstrict_calls(sub)
+            lowered = _lower(sub, [None] * len(sub.placeholders), "keep", host_only)
+            bodies[key] = lowered.fn
+            parts.append(f"\n# ---- {node.target} ({node.origin}): subgraph {key!r} ----\n"
+                         + lowered.output_code)
+            files += lowered.files
+        regions.append(runtime.RegionLauncher(node, bodies))
     forward = module.make_forward(runtime, [runtime.HostStep(n) for n in writer.steps],
-                                  launchers)
+                                  launchers, regions)
     numpy = sorted({s.node.target for s in plan.steps if isinstance(s, NodeStep)
-                    and s.node.op == "call"})
+                    and s.node.op == "call" and (host_only or not gpu_matmul(s.node))})
     summary = [why] if why else []
-    gpu = [k.name for k in plan.kernels if gpu_kernel(k)]
+    epilogues = {c.epilogue.name for c in writer.kernels
+                 if isinstance(c, MatmulCode) and c.epilogue is not None}
+    gpu = [k.name for k in plan.kernels if gpu_kernel(k) and k.name not in epilogues] + [
+        c.name for c in writer.kernels if isinstance(c, MatmulCode)]
     if gpu:
         summary.append("CUDA kernels (cuda.jit, grid-stride): " + ", ".join(gpu))
+    if epilogues:
+        summary.append("pointwise kernels fused into matrix products' stores (their own "
+                       "kernel is the fallback): " + ", ".join(sorted(epilogues)))
     host = [k.name for k in plan.kernels if not gpu_kernel(k)]
     if host:
         summary.append("fused groups the GPU does not run yet (column, two-pass or arg "
@@ -96,11 +130,18 @@ def _lower(graph: Graph, example_inputs: list, on_device: bool, host_only: bool,
     if numpy:
         summary.append("NumPy on the host (inputs copied back, results copied up when a kernel "
                        "reads them): " + ", ".join(numpy))
-    if any(s.node.op == "region" for s in plan.steps if isinstance(s, NodeStep)):
+    if writer.regions:
+        summary.append("control-flow regions: host loops around CUDA kernels (data stays on "
+                       "the device between trips): "
+                       + ", ".join(f"{n.target} ({n.origin})" for n in writer.regions))
+    if any(s.node.op == "region" and s.node not in writer.regions for s in plan.steps
+           if isinstance(s, NodeStep)):
         summary.append("control-flow regions: host loops of NumPy steps")
     header = "# numba CUDA target, what runs where:\n" + "".join(
         f"#   {line}\n" for line in summary)
+    shown = [c for c in codes.values() if c.source] + [
+        c for c in writer.kernels if isinstance(c, MatmulCode)]
     output_code = header + "\n".join(
-        [source] + [f"\n# ---- {c.name}  ({p}) ----\n{c.source}"
-                    for c, p in zip([c for c in codes.values() if c.source], files)])
+        [source] + [f"\n# ---- {c.name}  ({p}) ----\n{c.source}" for c, p in zip(shown, files)]
+        + parts)
     return CompiledGraph(forward, output_code=output_code, files=[path] + files, kernels=kernels)

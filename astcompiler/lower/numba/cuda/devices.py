@@ -87,13 +87,19 @@ class HostStandIns:
         except (TypeError, ValueError):
             self.args, self.kwargs = args, kwargs
             return
+        from ....capture.sizes.dynamic import MARKERS
+        self.device_ids: dict[str, int] = {}  # parameter name -> the GPU it lives on
         for name, value in list(bound.arguments.items()):
             if is_device_array(value):
                 if id(value) not in copies:
                     copies[id(value)] = to_host(value)
+                    for dim, marker in MARKERS.get(value).items():  # mark_dynamic on it
+                        MARKERS.mark(copies[id(value)], dim, marker)
                 bound.arguments[name] = copies[id(value)]
                 self.device_types[f"L[{name!r}]"] = type(value)
+                self.device_ids[name] = device_id(value)
         self.args, self.kwargs = bound.args, bound.kwargs
+        self.cupy = any(is_cupy(kind) for kind in self.device_types.values())
 
     def guards(self, guards: Any) -> Any:
         """``guards`` (a ``GuardSet``) with the array facts of device arguments checking their
@@ -154,6 +160,8 @@ def device_overlap(args: tuple, kwargs: dict) -> bool:
         return False
     spans = []
     for array in {id(a): a for a in arrays}.values():
+        if 0 in tuple(getattr(array, "shape", ())):
+            continue  # no elements: nothing to share
         extent = _extent(array)
         if extent is None:
             return True  # unknown: assume the worst
@@ -163,11 +171,13 @@ def device_overlap(args: tuple, kwargs: dict) -> bool:
 
 
 def to_host(value: Any) -> np.ndarray:
-    """A host copy of a device array (numba's, or CuPy's)."""
+    """A host copy of a device array (numba's, CuPy's, or any ``__cuda_array_interface__``)."""
     if hasattr(value, "copy_to_host"):
         return np.asarray(value.copy_to_host())
     if hasattr(value, "get"):  # CuPy
         return np.asarray(value.get())
+    if hasattr(type(value), "__cuda_array_interface__"):
+        return np.asarray(as_numba_array(value).copy_to_host())
     raise TypeError(f"cannot copy a {type(value).__name__} to the host")
 
 
@@ -177,5 +187,56 @@ def write_back(device: Any, host: np.ndarray) -> None:
         device.copy_to_device(host)
     elif hasattr(device, "set"):  # CuPy
         device.set(host)
+    elif hasattr(type(device), "__cuda_array_interface__"):
+        as_numba_array(device).copy_to_device(host)
     else:
         raise TypeError(f"cannot copy into a {type(device).__name__}")
+
+
+def as_numba_array(value: Any) -> Any:
+    """A numba device array viewing ``value``'s memory (no copy): itself when numba made it;
+    ``numba.cuda.as_cuda_array`` of an object with ``__cuda_array_interface__`` (CuPy and
+    others) on a GPU; under the simulator, whose "device" memory is host memory and which does
+    not read the interface, the simulator's array wrapping a host view of the same pointer."""
+    from numba import cuda
+    from numba.cuda import devicearray
+    if devicearray.is_cuda_ndarray(value):
+        return value
+    if not simulator_enabled():
+        return cuda.as_cuda_array(value)
+    face = value.__cuda_array_interface__
+    dtype, shape = np.dtype(face["typestr"]), tuple(face["shape"])
+    strides = face.get("strides")
+    steps = list(strides) if strides is not None else \
+        [dtype.itemsize * int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+    if any(step < 0 for step in steps):
+        raise TypeError("negative strides in a __cuda_array_interface__ are not supported")
+    nbytes = 0 if 0 in shape else dtype.itemsize + sum(
+        (size - 1) * step for size, step in zip(shape, steps))
+    import ctypes
+    buffer = (ctypes.c_char * max(nbytes, 1)).from_address(int(face["data"][0]))
+    host = np.ndarray(shape, dtype, buffer=buffer, strides=strides)
+    return devicearray.FakeCUDAArray(host)
+
+
+def device_id(value: Any) -> int:
+    """The ordinal of the GPU an array lives on: CuPy's ``.device.id``, numba's context device;
+    0 when the array does not say (the simulator has one device)."""
+    device = getattr(value, "device", None)
+    if device is not None and isinstance(getattr(device, "id", None), int):
+        return int(device.id)
+    data = getattr(value, "gpu_data", None)
+    context = getattr(data, "context", None)
+    found = getattr(getattr(context, "device", None), "id", None)
+    return int(found) if isinstance(found, int) else 0
+
+
+def is_cupy(kind: type) -> bool:
+    """A CuPy array type (results of calls on CuPy arrays are CuPy arrays)."""
+    return kind.__module__.split(".")[0] == "cupy"
+
+
+def as_cupy(value: Any) -> Any:
+    """A CuPy array viewing a device array (no copy; CuPy reads the interface)."""
+    import cupy  # only reached when the call's inputs were CuPy arrays
+    return cupy.asarray(value)

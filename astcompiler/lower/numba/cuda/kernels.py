@@ -1,13 +1,23 @@
-"""CUDA code generation: a pointwise ``KernelPlan`` becomes a ``numba.cuda.jit`` grid-stride kernel.
+"""CUDA code generation: each ``KernelPlan`` becomes one ``numba.cuda.jit`` kernel.
 
-The element expressions are the CPU target's (``cpu.KernelEmitter.pointwise``: the op table's
-scalar rules, broadcasting as index patterns); only the loop differs. One thread handles the flat
-indices ``cuda.grid(1), + cuda.gridsize(1), ...`` of the iteration space and unravels each into
-``i0, i1, ...`` (C order). Sizes are read from the arguments' ``.shape`` at run time. Kernels reach
-the CUDA API only through the module global ``cuda`` (the simulator swaps exactly that).
+The element expressions are the CPU target's (``cpu.KernelEmitter``: the op table's scalar
+rules, broadcasting as index patterns); only the loops differ:
+
+* pointwise: one thread handles the flat indices ``cuda.grid(1), + cuda.gridsize(1), ...`` of
+  the iteration space and unravels each into ``i0, i1, ...`` (C order);
+* whole-array reductions: grid-stride partial accumulators, a shared-memory tree per block,
+  a second one-block pass (``ReductionEmitter``); arg-reductions merge (value, index) pairs
+  (``take_other``);
+* rows: one block per row, a tree merge per sweep (softmax, layer norm, row var/argmax);
+* other reductions (columns, any axes, ``prod``): one thread per kept index, the CPU kernel's
+  sweeps with scalar accumulators (``SerialEmitter``).
+
+Sizes are read from the arguments' ``.shape`` at run time. Kernels reach the CUDA API only
+through the module global ``cuda`` (the simulator swaps exactly that). Float ops set a device
+FP flag on NaN or infinity from operands that were not (``CudaEmitter.compute``).
 
 ``cuda_accepts`` is the target's veto on a node: rules with njit helpers (error flags, integer
-division), integer ``//``/``%``, complex values and reductions run as NumPy steps on the host.
+division), integer ``//``/``%`` and complex values run as NumPy steps on the host.
 The CPU target's vectorized math (``vecmath``: branch-free polynomials for SIMD) is spelled back
 as the ufunc (``np.sin``): on the GPU that is libdevice's function (``gpu_rule``).
 """
@@ -59,24 +69,27 @@ class CudaKernelCode:
     threads: int = 0  # a reduction's block size (its shared arrays' size); 0: any
     merge_name: str = ""  # a reduction's second pass (one block merging the partials)
     rows: bool = False  # a row kernel: one block per row
+    serial: bool = False  # one thread per kept index (``SerialEmitter``)
+    flagged: bool = False  # the kernel's first parameter is the FP flag array (``raises_fp``)
 
 
 def gpu_kernel(kernel: KernelPlan) -> bool:
-    """Kernels this target writes for the GPU: plain pointwise loops (no masked store) and
-    whole-array reductions (``whole_reduction``)."""
+    """Kernels this target writes for the GPU: plain pointwise loops (no masked store),
+    whole-array and row tree reductions, and the serial reductions (``serial_reduction``)."""
     if kernel.masked is not None or not kernel.shape:
         return False
-    return kernel.style == "pointwise" or whole_reduction(kernel) or row_reduction(kernel)
+    return kernel.style == "pointwise" or whole_reduction(kernel) or row_reduction(kernel) \
+        or serial_reduction(kernel)
 
 
 def whole_reduction(kernel: KernelPlan) -> bool:
-    """A reduction over every axis with one sweep, merge-able accumulators (no arg-reductions,
-    no two-pass), NumPy-scalar results and no per-row work after it: block tree reductions in
-    shared memory plus a second pass."""
+    """A reduction over every axis with one sweep, merge-able accumulators (arg-reductions
+    merge pairs), NumPy-scalar results, scalar work after it (``x.sum() < 50``; in the second
+    pass): block tree reductions in shared memory plus a second pass."""
     if kernel.style != "rows" or kernel.outer != 0 or len(kernel.sweeps) != 1:
         return False
     sweep = kernel.sweeps[0]
-    return _tree_reductions(kernel) and not any(n not in sweep.reductions for n in sweep.after) \
+    return _tree_reductions(kernel) and all(n.meta.shape == () for n in sweep.after) \
         and all(n.meta.shape == () and n.meta.scalar for n in sweep.reductions)
 
 
@@ -88,6 +101,28 @@ def row_reduction(kernel: KernelPlan) -> bool:
         and all(buffer is not None for buffer in kernel.stash.values())
 
 
+def raises_fp(node: Node, rule: Any) -> bool:
+    """A member whose float result may come with an FP error NumPy reports (any float op but
+    a copy; the test in the kernel is on values, so a false candidate costs nothing but it)."""
+    return isinstance(rule, ScalarRule) and rule.template != "{0}" and node.meta is not None \
+        and np.dtype(node.meta.dtype).kind == "f"
+
+
+def serial_reduction(kernel: KernelPlan) -> bool:
+    """Reductions the block trees do not run (arg-reductions with NumPy's first-occurrence and
+    first-NaN rules, two-pass ``var``/``std``, products, column reductions over any axes, with
+    keepdims): one thread per kept index (a row of a rows kernel, a kept index of a columns
+    kernel; one thread in all for a whole-array reduction), each accumulating its elements in
+    C order, sweep after sweep, as the CPU kernel does. No row temporaries (their size is not
+    known at compile time)."""
+    if kernel.style not in ("rows", "columns") or kernel.prologue or kernel.masked is not None \
+            or kernel.store_into is not None:
+        return False
+    if any(buffer is None for buffer in kernel.stash.values()):
+        return False
+    return not any(kernel.rules[n].helpers for n in kernel.nodes)
+
+
 def _tree_reductions(kernel: KernelPlan) -> bool:
     if kernel.prologue or kernel.store_into is not None or kernel.masked is not None:
         return False
@@ -95,10 +130,22 @@ def _tree_reductions(kernel: KernelPlan) -> bool:
         return False
     for node in kernel.nodes:
         rule = kernel.rules[node]
-        if isinstance(rule, ReductionRule) and (rule.merge is None or rule.arg or rule.two_pass
+        if isinstance(rule, ReductionRule) and ((rule.merge is None and not rule.arg)
                                                 or rule.helpers):
-            return False
+            return False  # (arg-reductions merge (value, index) pairs: ``take_other``)
     return True
+
+
+def take_other(rule: ReductionRule, value: str, index: str, other: str, other_index: str) -> str:
+    """Whether an arg-reduction's partial (``other``, ``other_index``) replaces (``value``,
+    ``index``): NumPy's rules over partials of any index order: the first NaN wins, then the
+    better value, then, on a tie, the smaller index."""
+    better = rule.combine.format(acc=value, v=other)
+    tie = f"({other} == {value} and {other_index} < {index})"
+    if np.dtype(rule.input_dtype).kind != "f":
+        return f"({better}) or {tie}"
+    return (f"({value} != {value} and {other} != {other} and {other_index} < {index}) or "
+            f"({value} == {value} and ({other} != {other} or ({better}) or {tie}))")
 
 
 class CudaEmitter(KernelEmitter):
@@ -107,8 +154,38 @@ class CudaEmitter(KernelEmitter):
 
     def __init__(self, kernel: KernelPlan, plan: Plan):
         super().__init__(kernel, plan, True)  # 0-d inputs are scalar values (``nested``)
+        # the CPU target's NumPy-order float sums (pairwise blocks) are not this target's: its
+        # sums are trees (whole arrays, rows) or serial per thread, in the accumulator rule's
+        # dtype (float64 for float32 data)
+        self.exact: dict = {}
+        self.flag = self.names("fp_flag")
+        self.flagged = [n for n in kernel.nodes if raises_fp(n, kernel.rules[n])]
         self.flat, self.stride, self.total, self.rest = (
             self.names(hint) for hint in ("flat", "stride", "total", "rest"))
+
+    def params(self) -> list[str]:
+        """The FP flag array first (``raises_fp`` members), then the inputs and outputs."""
+        return ([self.flag] if self.flagged else []) + super().params()
+
+    def compute(self, w: _Lines, node: Node) -> None:
+        """A member's value; for a float op that can raise (``raises_fp``): the device's FP
+        flag when its result is NaN from operands that are not, or infinite from finite ones
+        (NumPy's invalid, divide-by-zero and overflow warnings; the launcher then runs the
+        kernel's NumPy twin, which warns as the plain call does)."""
+        super().compute(w, node)
+        if node not in self.flagged:
+            return
+        value = self.value(node)
+        ndim = len(node.meta.shape)
+        floats = [self.operand(a, None, ndim) for a in node.args
+                  if isinstance(a, Node) and np.dtype(a.meta.dtype).kind == "f"]
+        nan_in = " or ".join(f"{o} != {o}" for o in floats)
+        finite_in = " and ".join(f"abs({o}) < np.inf" for o in floats)
+        nan = f"({value} != {value}" + (f" and not ({nan_in}))" if floats else ")")
+        inf = f"(abs({value}) == np.inf" + (f" and {finite_in})" if floats else ")")
+        w.open(f"if {nan} or {inf}:")
+        w(f"{self.flag}[0] = 1", "an FP error NumPy would report")
+        w.close()
 
     def kernel_function(self) -> str:
         w = _Lines()
@@ -133,6 +210,54 @@ class CudaEmitter(KernelEmitter):
         return head + "\n".join(w.lines) + "\n"
 
 
+class EpilogueEmitter(CudaEmitter):
+    """A pointwise kernel fused into a matrix product's store (``matmul.py``): its element code
+    for ``i0 = row, i1 = col``, the product's element being the local ``acc``."""
+
+    # the product kernel's own names (``matmul.py``): the fused code must not reuse them
+    TAKEN = frozenset({"a", "b", "out", "sa", "sb", "tx", "ty", "batch", "m", "n", "depth",
+                       "tiles", "z", "za", "zb", "by", "bx", "row", "col", "acc", "t", "k", "q",
+                       "TILE"})
+
+    def __init__(self, kernel: KernelPlan, plan: Plan, product: Node):
+        super().__init__(kernel, plan)
+        self.product = product
+        for names in (self.param, self.out, self.local):
+            for node, name in list(names.items()):
+                if name in self.TAKEN:
+                    names[node] = self.names(f"e_{name}")
+        if self.flag in self.TAKEN:
+            self.flag = self.names("e_fp_flag")
+
+    def params(self) -> list[str]:
+        return [p for p in super().params() if p != self.param[self.product]]
+
+    def leaf(self, node: Node, consumer_ndim: int) -> str:
+        return "acc" if node is self.product else super().leaf(node, consumer_ndim)
+
+    def store_lines(self, depth: int) -> list[str]:
+        w = _Lines(depth)
+        w("i0 = row")
+        w("i1 = col")
+        self.pointwise_element(w)
+        return w.lines
+
+
+def fusable_epilogue(node: Node, kernel: KernelPlan, plan: Plan) -> bool:
+    """Whether pointwise ``kernel`` can run in the store of product ``node`` (2-D @ 2-D): it
+    reads the product over its whole iteration space, nothing else reads the product, and the
+    kernel writes no destination (a plain pointwise GPU kernel)."""
+    if not (gpu_kernel(kernel) and kernel.style == "pointwise" and kernel.store_into is None):
+        return False
+    if any(a.meta.ndim != 2 for a in node.args) or len(kernel.shape) != 2:
+        return False
+    if tuple(kernel.shape) != tuple(node.meta.shape) or 1 in tuple(kernel.shape):
+        return False
+    outputs = [v for v in plan.graph.output_node.args[0] if isinstance(v, Node)]
+    return node in kernel.inputs and node not in outputs and all(
+        user in kernel.nodes for user in node.users)
+
+
 class ReductionEmitter(CudaEmitter):
     """Reductions with shared-memory tree merges (``row_function``: one block per row). A
     whole-array reduction: each thread accumulates a grid-stride share of the elements
@@ -148,7 +273,8 @@ class ReductionEmitter(CudaEmitter):
         self.tid, self.step = self.names("tid"), self.names("step")
         self.part = {n: self.names(f"part_{n.name}") for n in self.reductions}
         self.shared = {n: self.names(f"shared_{n.name}") for n in self.reductions}
-        self.result = {n: self.names(f"res_{n.name}") for n in self.reductions}
+        self.result = {n: self.names(f"res_{n.name}")
+                       for n in dict.fromkeys(self.reductions + self.returns)}
 
     def sizes(self, w: _Lines) -> list[int]:
         for d, source in enumerate(self.k.dims):
@@ -166,6 +292,9 @@ class ReductionEmitter(CudaEmitter):
             dtype = type_name(np.dtype(self.rule(node).acc_dtype))
             w(f"{self.shared[node]} = cuda.shared.array({self.threads}, {dtype})")
             w(f"{self.shared[node]}[{self.tid}] = {self.acc_name(node)}")
+            if self.rule(node).arg:
+                w(f"idx_{self.shared[node]} = cuda.shared.array({self.threads}, np.int64)")
+                w(f"idx_{self.shared[node]}[{self.tid}] = {self.acc_name(node, 'idx')}")
             if self.rule(node).nan_flag:
                 w(f"nan_{self.shared[node]} = cuda.shared.array({self.threads}, np.bool_)")
                 w(f"nan_{self.shared[node]}[{self.tid}] = {self.acc_name(node, 'nan')}")
@@ -175,6 +304,15 @@ class ReductionEmitter(CudaEmitter):
         w.open(f"if {self.tid} < {self.step}:")
         for node in nodes:
             sh = self.shared[node]
+            if self.rule(node).arg:
+                mine, theirs = f"[{self.tid}]", f"[{self.tid} + {self.step}]"
+                test = take_other(self.rule(node), sh + mine, f"idx_{sh}{mine}", sh + theirs,
+                                  f"idx_{sh}{theirs}")
+                w.open(f"if {test}:")
+                w(f"{sh}{mine} = {sh}{theirs}")
+                w(f"idx_{sh}{mine} = idx_{sh}{theirs}")
+                w.close()
+                continue
             merged = self.merged(self.rule(node), f"{sh}[{self.tid}]",
                                  f"{sh}[{self.tid} + {self.step}]")
             w(f"{sh}[{self.tid}] = {merged}")
@@ -190,6 +328,8 @@ class ReductionEmitter(CudaEmitter):
         """Every thread reads the block's merged accumulators."""
         for node in nodes:
             w(f"{self.acc_name(node)} = {self.shared[node]}[0]")
+            if self.rule(node).arg:
+                w(f"{self.acc_name(node, 'idx')} = idx_{self.shared[node]}[0]")
             if self.rule(node).nan_flag:
                 w(f"{self.acc_name(node, 'nan')} = nan_{self.shared[node]}[0]")
 
@@ -221,7 +361,7 @@ class ReductionEmitter(CudaEmitter):
         self.unravel(w, outer, row)
         for sweep in self.k.sweeps:
             for node in sweep.reductions:
-                self.init_acc(w, node, 0)
+                self.init_acc(w, node, sweep.phase[node])
             w(f"{self.flat} = cuda.threadIdx.x")
             w.open(f"while {self.flat} < {self.total}:  # this thread's share of the row")
             self.unravel(w, inner, self.flat)
@@ -257,6 +397,8 @@ class ReductionEmitter(CudaEmitter):
         w.open(f"if {self.tid} == 0:")
         for node in self.reductions:
             w(f"{self.part[node]}[cuda.blockIdx.x] = {self.shared[node]}[0]")
+            if self.rule(node).arg:
+                w(f"idx_{self.part[node]}[cuda.blockIdx.x] = idx_{self.shared[node]}[0]")
             if self.rule(node).nan_flag:
                 w(f"nan_{self.part[node]}[cuda.blockIdx.x] = nan_{self.shared[node]}[0]")
         w.close()
@@ -264,9 +406,10 @@ class ReductionEmitter(CudaEmitter):
         return f"@cuda.jit\ndef {self.k.name}({', '.join(params)}):\n" + "\n".join(w.lines) + "\n"
 
     def part_params(self) -> list[str]:
-        """Per-block partial accumulators, then their NaN flags (``flags`` order)."""
+        """Per-block partial accumulators, their NaN flags, then arg-reductions' indices."""
         return [self.part[n] for n in self.reductions] + [
-            f"nan_{self.part[n]}" for n in self.reductions if self.rule(n).nan_flag]
+            f"nan_{self.part[n]}" for n in self.reductions if self.rule(n).nan_flag] + [
+            f"idx_{self.part[n]}" for n in self.reductions if self.rule(n).arg]
 
     def merge_function(self) -> str:
         w = _Lines()
@@ -277,21 +420,81 @@ class ReductionEmitter(CudaEmitter):
         w.open(f"while {self.flat} < {first}.shape[0]:")
         for node in self.reductions:
             acc = self.acc_name(node)
-            w(f"{acc} = {self.merged(self.rule(node), acc, f'{self.part[node]}[{self.flat}]')}")
+            part = f"{self.part[node]}[{self.flat}]"
+            if self.rule(node).arg:
+                idx, part_idx = self.acc_name(node, "idx"), f"idx_{part}"
+                w.open(f"if {take_other(self.rule(node), acc, idx, part, part_idx)}:")
+                w(f"{acc} = {part}")
+                w(f"{idx} = {part_idx}")
+                w.close()
+                continue
+            w(f"{acc} = {self.merged(self.rule(node), acc, part)}")
             if self.rule(node).nan_flag:
                 flag = self.acc_name(node, "nan")
                 w(f"{flag} = {flag} | nan_{self.part[node]}[{self.flat}]")
         w(f"{self.flat} += {self.threads}")
         w.close()
         self.tree(w, self.reductions)
-        w.open(f"if {self.tid} == 0:")
+        w.open(f"if {self.tid} == 0:  # the results, and the scalar work after them")
         self.take_merged(w, self.reductions)
         for node in self.reductions:
-            w(f"{self.result[node]}[0] = {self.finalize(node)}", node.origin)
+            w(f"{self.local[node]} = {self.finalize(node)}", node.origin)
+        self.outer_nodes(w, [n for n in self.k.sweeps[0].after if n not in self.reductions])
+        for node in self.returns:
+            w(f"{self.result[node]}[0] = {self.local[node]}")
         w.close()
-        params = self.part_params() + ["count"] + [self.result[n] for n in self.reductions]
+        head = ([self.flag] if self.flagged else []) + [
+            self.param[n] for n in self.k.inputs if n.meta.shape == ()]
+        params = head + self.part_params() + ["count"] + [self.result[n] for n in self.returns]
         return (f"@cuda.jit\ndef {self.k.name}_merge({', '.join(params)}):\n"
                 + "\n".join(w.lines) + "\n")
+
+
+class SerialEmitter(ReductionEmitter):
+    """``serial_reduction`` kernels: a grid-stride loop over the kept indices (``cuda.grid(1)``),
+    each thread running the CPU kernel's sweeps for its index with scalar accumulators (the op
+    table's combine/finalize templates: NumPy's NaN and first-occurrence rules, two-pass
+    means). 0-d results are written to one-element result arrays by the thread of index 0."""
+
+    def kept_dims(self, dims: list[int]) -> tuple[list[int], list[int]]:
+        if self.k.style == "rows":
+            return [d for d in dims if d < self.k.outer], [d for d in dims if d >= self.k.outer]
+        kept = set(self.k.kept_axes)
+        return [d for d in dims if d in kept], [d for d in dims if d not in kept]
+
+    def mean_ref(self, node: Node) -> str:
+        return self.acc_name(node, "mean")  # a scalar per thread, also in columns kernels
+
+    def serial_function(self) -> str:
+        w = _Lines()
+        dims = self.sizes(w)
+        outer, inner = self.kept_dims(dims)
+        row, rows = self.names("row"), self.names("rows")
+        w(f"{rows} = {' * '.join(f'n{d}' for d in outer) if outer else '1'}")
+        reduced = [d for d in dims if d in self.k.reduce_axes]
+        w(f"count = {' * '.join(f'n{d}' for d in reduced) if reduced else '1'}")
+        w(f"{row} = cuda.grid(1)")
+        w.open(f"while {row} < {rows}:  # one thread per kept index")
+        self.unravel(w, outer, row)
+        for sweep in self.k.sweeps:
+            for node in sweep.reductions:
+                self.init_acc(w, node, sweep.phase[node])
+            self.nest(w, inner, lambda sweep=sweep: self.sweep_body(w, sweep), 1)
+            self.finish_sweep(w, sweep)
+            if self.k.style == "columns":
+                for node in sweep.reductions:
+                    last = not (self.rule(node).two_pass and sweep.phase[node] == 1)
+                    if last and node in self.k.outputs:
+                        self.store(w, node)
+            else:
+                self.outer_nodes(w, sweep.after)
+        for node in self.returns:
+            w(f"{self.result[node]}[0] = {self.local[node]}", node.origin)
+        w(f"{row} += cuda.gridsize(1)")
+        w.close()
+        params = self.params() + [self.result[n] for n in self.returns]
+        return f"@cuda.jit\ndef {self.k.name}({', '.join(params)}):\n" + "\n".join(
+            w.lines) + "\n"
 
 
 def cuda_kernel_code(kernel: KernelPlan, plan: Plan, threads: int = 0) -> CudaKernelCode:
@@ -303,22 +506,32 @@ def cuda_kernel_code(kernel: KernelPlan, plan: Plan, threads: int = 0) -> CudaKe
                               [n for n in kernel.outputs if n.meta.shape == ()])
     for node, rule in list(kernel.rules.items()):
         kernel.rules[node] = gpu_rule(rule) or rule
-    if kernel.style == "rows" and kernel.outer == 0:
+    if whole_reduction(kernel):
         reduction = ReductionEmitter(kernel, plan, threads)
         source = _module(kernel, "whole-array reduction (block tree + second pass)",
                          reduction.kernel_function() + "\n\n" + reduction.merge_function())
         return CudaKernelCode(kernel.name, source, list(kernel.inputs), list(reduction.buffers),
-                              kernel, list(reduction.returns), threads, f"{kernel.name}_merge")
-    if kernel.style == "rows":
+                              kernel, list(reduction.returns), threads, f"{kernel.name}_merge",
+                              flagged=bool(reduction.flagged))
+    if row_reduction(kernel):
         rows = ReductionEmitter(kernel, plan, threads)
         source = _module(kernel, "row kernel (one block per row, shared-memory merges)",
                          rows.row_function())
         return CudaKernelCode(kernel.name, source, list(kernel.inputs), list(rows.buffers),
-                              kernel, list(rows.returns), threads, rows=True)
+                              kernel, list(rows.returns), threads, rows=True,
+                              flagged=bool(rows.flagged))
+    if kernel.style != "pointwise":
+        serial = SerialEmitter(kernel, plan, threads)
+        source = _module(kernel, "reduction (one thread per kept index, serial sweeps)",
+                         serial.serial_function())
+        return CudaKernelCode(kernel.name, source, list(kernel.inputs), list(serial.buffers),
+                              kernel, list(serial.returns), serial=True,
+                              flagged=bool(serial.flagged))
     emitter = CudaEmitter(kernel, plan)
     return CudaKernelCode(kernel.name, _module(kernel, "pointwise kernel (grid-stride loop)",
                                                emitter.kernel_function()),
-                          list(kernel.inputs), list(emitter.buffers), kernel)
+                          list(kernel.inputs), list(emitter.buffers), kernel,
+                          flagged=bool(emitter.flagged))
 
 
 def _module(kernel: KernelPlan, what: str, functions: str) -> str:

@@ -14,17 +14,24 @@ is this target's). ``HostStep`` runs one node with NumPy.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ....graph import Graph, Node, map_nodes
+from ..plan import ReductionRule
 from ....logs import get_logger
 from ...base import error_summary
 from ...eager import interpret
-from .devices import is_device_array, to_host, write_back
-from .launch import geometry
+from .devices import as_cupy, as_numba_array, is_cupy, is_device_array, to_host, write_back
+from .launch import LAUNCH, geometry
+
+
+# a whole-array reduction the block trees do not run (arg-reductions, var/std, scalar work
+# after it) is one GPU thread: up to this many elements; beyond, NumPy on the host is faster
+SERIAL_WHOLE_LIMIT = 1 << 16
 
 
 def c_ordered(value: Any) -> bool:
@@ -32,8 +39,13 @@ def c_ordered(value: Any) -> bool:
     shape = tuple(getattr(value, "shape", ()))
     if len(shape) < 2:
         return True
+    strides = getattr(value, "strides", None)
+    if strides is None:  # only ``__cuda_array_interface__`` (its strides None: C-contiguous)
+        strides = getattr(value, "__cuda_array_interface__", {}).get("strides")
+        if strides is None:
+            return True
     expected = np.dtype(value.dtype).itemsize
-    for size, stride in zip(reversed(shape), reversed(tuple(value.strides))):
+    for size, stride in zip(reversed(shape), reversed(tuple(strides))):
         if size == 0:
             return True
         if size != 1 and stride != expected:
@@ -52,7 +64,7 @@ class Transfers:
     def device(self, value: Any) -> Any:
         """``value`` as a device array (itself when it is one); 0-d values as scalars."""
         if is_device_array(value):
-            return value
+            return as_numba_array(value)  # interface objects: a numba view (no copy)
         if not isinstance(value, np.ndarray):
             return value.item() if isinstance(value, np.generic) and value.dtype.kind == "b" \
                 else value
@@ -82,6 +94,19 @@ class Transfers:
         if is_device_array(value):
             value = self.host(value)
         return value[()] if isinstance(value, np.ndarray) else value
+
+    def known(self) -> tuple[set[int], set[int]]:
+        """The keys of the copies made so far (``retain`` never drops them)."""
+        return set(self.uploads), set(self.downloads)
+
+    def retain(self, values: tuple, before: tuple[set[int], set[int]]) -> None:
+        """Forget the copies made since ``before`` of anything but ``values`` (a loop's
+        captured arrays and this trip's results): a long loop does not keep every trip's arrays
+        alive. Older copies stay: host views of them may still be written (``written``)."""
+        keep = {id(v) for v in values}
+        for cache, old in zip((self.uploads, self.downloads), before):
+            for key in [k for k in cache if k not in keep and k not in old]:
+                del cache[key]
 
     def written(self, storages: tuple) -> None:
         """A host step wrote into arrays viewing ``storages``: device arrays among them get
@@ -134,16 +159,32 @@ class KernelLauncher:
         self.position = {node: i for i, node in enumerate(code.inputs)}
         self.dims = list(plan.dims)
         self.dtypes = [np.dtype(n.meta.dtype) for n in code.buffers]
-        # per buffer and dim: True where it spans the kernel's dim (else size 1); rows kernels'
-        # per-row outputs are F with 1s, or F's leading (outer) dims
-        self.spans = [tuple(size != 1 for size in n.meta.shape) for n in code.buffers]
+        # per buffer dim: the kernel's dim it spans (None: size 1); rows kernels' per-row
+        # outputs are F with 1s, or F's leading (outer) dims; columns kernels' are F with 1s,
+        # or F's kept axes
+        self.spans = [_spans(n, plan) for n in code.buffers]
+        self.serial = code.serial
+        self.reduces = bool(plan.reduce_axes) or plan.style != "pointwise"
         self.results = [np.dtype(n.meta.dtype) for n in code.returns]
-        self.accs = [np.dtype(plan.rules[n].acc_dtype) for n in code.returns]
-        self.flags = sum(bool(plan.rules[n].nan_flag) for n in code.returns)
+        # a whole-array reduction's partials: per reduction (the kernel's order), NaN flags,
+        # arg-reductions' indices
+        reductions = [n for n in plan.nodes if isinstance(plan.rules[n], ReductionRule)]
+        self.accs = [np.dtype(plan.rules[n].acc_dtype) for n in reductions]
+        self.flags = sum(bool(plan.rules[n].nan_flag) for n in reductions)
+        self.args = sum(bool(plan.rules[n].arg) for n in reductions)
         self.rows, self.outer = code.rows, plan.outer
+        self.reduce_axes = tuple(plan.reduce_axes) if plan.style == "columns" else \
+            tuple(range(plan.outer, len(plan.dims)))
         self.scalars = [n.meta.shape == () for n in code.inputs]
         self.twin = kernel_graph(plan.nodes, code.inputs, code.buffers + code.returns)
         self.failed = kernel is None
+        self.flagged, self.flag = code.flagged, None
+        self.ddof = max([plan.rules[n].ddof for n in plan.nodes
+                         if getattr(plan.rules[n], "two_pass", False)] or [-1])
+
+    def count(self, shape: tuple[int, ...]) -> int:
+        """Elements per kept index (the reduced axes' sizes)."""
+        return int(np.prod([shape[d] for d in self.reduce_axes], dtype=np.int64))
 
     def shape(self, inputs: tuple) -> tuple[int, ...]:
         return tuple(int(d) if not isinstance(d, tuple) else
@@ -154,25 +195,25 @@ class KernelLauncher:
             return self.host(transfers, inputs)  # NumPy's layout, or np.seterr's errors
         shape = self.shape(inputs)
         total = int(np.prod(shape, dtype=np.int64))
-        if total == 0 and self.results:
+        if total == 0 and self.reduces:
             return self.host(transfers, inputs)  # an empty reduction: NumPy's value or error
+        if self.serial and total == self.count(shape) and total > SERIAL_WHOLE_LIMIT:
+            return self.host(transfers, inputs)  # one GPU thread would be slower than NumPy
+        if self.ddof >= 0 and self.count(shape) <= self.ddof:
+            return self.host(transfers, inputs)  # var/std without degrees of freedom: NumPy's
         from numba import cuda
         args = [transfers.scalar(v) if s else transfers.device(v)
                 for v, s in zip(inputs, self.scalars)]
-        outs = [cuda.device_array(tuple(shape[d] if span else 1 for d, span in enumerate(spans)),
-                                  dtype) for spans, dtype in zip(self.spans, self.dtypes)]
+        outs = [cuda.device_array(tuple(1 if d is None else shape[d] for d in spans), dtype)
+                for spans, dtype in zip(self.spans, self.dtypes)]
         if total == 0:
             return tuple(outs)
+        flag = self.flag_array()
+        if flag is not None:
+            args.insert(0, flag)
         try:
-            if self.rows:  # one block per row: the grid covers the rows
-                rows = int(np.prod(shape[:self.outer], dtype=np.int64))
-                self.kernel[geometry(rows * self.threads)[0], self.threads](*args, *outs)
-                return tuple(outs)
-            if self.merge is None:
-                blocks, threads = geometry(total)
-                self.kernel[blocks, threads](*args, *outs)
-                return tuple(outs)
-            return tuple(outs) + self.reduce(args, outs, total)
+            with _simulated_warnings():
+                outs = self.launch(args, outs, shape, total)
         except Exception as error:  # noqa: BLE001 - kernels raise nothing of the program's:
             self.failed = True  # typing, NVVM/linking or launch failures of this target
             message = (f"astcompiler: numba could not compile the CUDA kernel {self.name} "
@@ -181,34 +222,244 @@ class KernelLauncher:
             get_logger("graph_breaks").info("%s\n%s", message, error)
             warnings.warn(message, RuntimeWarning, stacklevel=3)
             return self.host(transfers, inputs)
+        if flag is not None and _warns() and flag.copy_to_host()[0]:
+            flag.copy_to_device(np.zeros(1, np.int32))  # cleared for the next launch
+            self.host(transfers, inputs)  # NumPy's own warnings, per op and in order
+        return outs
+
+    def flag_array(self) -> Any:
+        """This kernel's device FP flag (allocated once, zero unless a launch set it)."""
+        if not self.flagged:
+            return None
+        if self.flag is None:
+            from numba import cuda
+            self.flag = cuda.to_device(np.zeros(1, np.int32))
+        return self.flag
+
+    def launch(self, args: list, outs: list, shape: tuple, total: int) -> tuple:
+        """Launch the kernel (and a reduction's second pass); its outputs and 0-d results."""
+        from numba import cuda
+        if self.rows:  # one block per row: the grid covers the rows
+            rows = int(np.prod(shape[:self.outer], dtype=np.int64))
+            self.kernel[geometry(rows * self.threads)[0], self.threads](*args, *outs)
+            return tuple(outs)
+        if self.serial:  # one thread per kept index; 0-d results in 1-element arrays
+            kept = total // max(self.count(shape), 1)
+            results = [cuda.device_array(1, dtype) for dtype in self.results]
+            blocks, threads = geometry(kept)
+            self.kernel[blocks, threads](*args, *outs, *results)
+            return tuple(outs) + tuple(dtype.type(r.copy_to_host()[0])
+                                       for dtype, r in zip(self.results, results))
+        if self.merge is None:
+            blocks, threads = geometry(total)
+            self.kernel[blocks, threads](*args, *outs)
+            return tuple(outs)
+        return tuple(outs) + self.reduce(args, outs, total)
 
     def reduce(self, args: list, outs: list, total: int) -> tuple:
         """First pass (per-block partials), second pass (one block), results to the host."""
         from numba import cuda
         blocks, _ = geometry(total)
         parts = [cuda.device_array(blocks, dtype) for dtype in self.accs] + [
-            cuda.device_array(blocks, np.bool_) for _ in range(self.flags)]
+            cuda.device_array(blocks, np.bool_) for _ in range(self.flags)] + [
+            cuda.device_array(blocks, np.int64) for _ in range(self.args)]
         self.kernel[blocks, self.threads](*args, *outs, *parts)
         results = [cuda.device_array(1, dtype) for dtype in self.results]
-        self.merge[1, self.threads](*parts, np.int64(total), *results)
+        offset = 1 if self.flagged else 0  # the FP flag, then the scalar inputs (work after)
+        head = args[:offset] + [v for v, s in zip(args[offset:], self.scalars) if s]
+        self.merge[1, self.threads](*head, *parts, np.int64(total), *results)
         return tuple(dtype.type(r.copy_to_host()[0]) for dtype, r in zip(self.results, results))
 
     def host(self, transfers: Transfers, inputs: tuple) -> tuple:
         return interpret(self.twin, tuple(transfers.host(v) for v in inputs))
 
 
+class RegionLauncher:
+    """A ``for_range`` / ``while_loop`` / ``cond`` region as a host loop (``eager.run_region``'s
+    semantics) around its subgraphs' CUDA wrappers, which share the caller's ``Transfers``:
+    kernel results stay on the device from trip to trip, captured host arrays are copied up
+    once, writes go back as at the top level."""
+
+    def __init__(self, node: Node, bodies: dict[str, Callable]):
+        self.node, self.bodies = node, bodies
+        self.inputs = node.all_input_nodes()
+
+    def __call__(self, transfers: Transfers, *inputs: Any) -> tuple:
+        info = self.node.info
+        n = info.n_carried
+        values = dict(zip(self.inputs, inputs))
+        args = map_nodes(self.node.args, values.__getitem__)
+        controls, state, captured = info.split(tuple(args))
+        keep, before = tuple(captured), transfers.known()
+
+        def run(key: str, *values: Any) -> tuple:
+            results = self.bodies[key](*values, ___transfers=transfers)
+            transfers.retain(keep + tuple(results), before)
+            return results
+        if self.node.target == "for_range":
+            start, stop, step, enter = controls
+            if not enter:
+                return tuple(state)
+            for index in range(int(start), int(stop), int(step)):
+                results = run("body", index, *state, *captured)
+                state, go = results[:n], results[n]
+                if not go:
+                    break
+            return tuple(state)
+        if self.node.target == "while_loop":
+            while run("cond", *state, *captured)[-1]:
+                state = run("body", *state, *captured)
+            return tuple(state)
+        key = "true" if controls[0] else "false"
+        return tuple(run(key, *state, *captured))
+
+
+class MatmulLauncher:
+    """A matrix product on the GPU (``matmul.py``): ``launcher(transfers, a, b)`` returns
+    ``(result,)``, a device array; CuPy's BLAS when CuPy is importable on a real GPU. Operand
+    sizes NumPy rejects or broadcasts differently, a layout other than C order, or
+    ``np.seterr`` modes that raise run the node with NumPy on the host."""
+
+    def __init__(self, kernel: Callable, code: Any, alone: KernelLauncher | None = None):
+        """``alone``: the launcher of the fused epilogue kernel by itself (the fallback)."""
+        self.kernel, self.code, self.name = kernel, code, code.name
+        self.target = code.node.target
+        self.dtype = np.dtype(code.node.meta.dtype)
+        self.step = HostStep(code.node)
+        self.failed = False
+        self.alone, self.flag = alone, None
+        if alone is not None:
+            self.scalars = [n.meta.shape == () for n in code.inputs]
+            self.out_dtypes = [np.dtype(n.meta.dtype) for n in code.epilogue.buffers]
+            self.positions = [None if n is code.node else code.inputs.index(n)
+                              for n in code.epilogue.inputs]
+
+    def __call__(self, transfers: Transfers, a: Any, b: Any, *rest: Any) -> tuple:
+        if self.alone is not None:
+            return self.fused(transfers, a, b, rest)
+        return self.product(transfers, a, b)
+
+    def alone_inputs(self, product: Any, rest: tuple) -> list:
+        return [product if p is None else rest[p] for p in self.positions]
+
+    def fused(self, transfers: Transfers, a: Any, b: Any, rest: tuple) -> tuple:
+        """The product with the epilogue in its store; else the product, then the epilogue."""
+        from .matmul import operand_shapes
+        shapes = operand_shapes(self.target, tuple(a.shape), tuple(b.shape))
+        if self.failed or shapes is None or len(shapes[3]) != 2 or _errors_matter() \
+                or not all(c_ordered(v) for v in (a, b, *rest)):
+            return self.alone(transfers, *self.alone_inputs(self.product(transfers, a, b)[0],
+                                                              rest))
+        a3, b3, shape, result = shapes
+        from numba import cuda
+        args = [transfers.scalar(v) if s else transfers.device(v)
+                for v, s in zip(rest, self.scalars)]
+        outs = [cuda.device_array(result, dtype) for dtype in self.out_dtypes]
+        if self.code.flagged:
+            if self.flag is None:
+                self.flag = cuda.to_device(np.zeros(1, np.int32))
+            args.insert(0, self.flag)
+        try:
+            if 0 not in shape:
+                with _simulated_warnings():
+                    self.kernel[self.grid(shape), (self.code.tile, self.code.tile)](
+                        transfers.device(a).reshape(a3), transfers.device(b).reshape(b3),
+                        *args, *outs)
+        except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
+            self.failed = True
+            warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
+                          f"({type(error).__name__}: {error_summary(error)}); the product and "
+                          "its epilogue run apart from now on", RuntimeWarning, stacklevel=3)
+            return self.fused(transfers, a, b, rest)
+        if self.flag is not None and _warns() and self.flag.copy_to_host()[0]:
+            self.flag.copy_to_device(np.zeros(1, np.int32))
+            product = self.step(transfers.host(a), transfers.host(b))
+            self.alone.host(transfers, tuple(self.alone_inputs(product, rest)))  # NumPy warns
+        return tuple(outs)
+
+    def grid(self, shape: tuple) -> tuple:
+        tile = self.code.tile
+        return tuple(min(max((size + tile - 1) // tile, 1), LAUNCH.max_blocks)
+                     for size in (shape[2], shape[1])) + (min(shape[0], LAUNCH.max_blocks),)
+
+    def product(self, transfers: Transfers, a: Any, b: Any) -> tuple:
+        """The product alone (as ``(result,)``)."""
+        from .matmul import cupy_module, operand_shapes
+        if self.alone is not None:  # a fused product's own kernel has no plain store
+            return (self.step(transfers.host(a), transfers.host(b)),)
+        shapes = operand_shapes(self.target, tuple(a.shape), tuple(b.shape))
+        if self.failed or shapes is None or not (c_ordered(a) and c_ordered(b)) \
+                or _errors_matter():
+            return (self.step(transfers.host(a), transfers.host(b)),)
+        a3, b3, shape, result = shapes
+        cupy = cupy_module()
+        if cupy is not None:  # CuPy's BLAS on the device arrays (their interface), no copies
+            out = cupy.matmul(cupy.asarray(transfers.device(a)), cupy.asarray(transfers.device(b)))
+            return (out,)
+        from numba import cuda
+        da, db = transfers.device(a), transfers.device(b)
+        out = cuda.device_array(shape, self.dtype)
+        try:
+            if 0 not in shape:
+                tile = self.code.tile
+                self.kernel[self.grid(shape), (tile, tile)](da.reshape(a3), db.reshape(b3), out)
+        except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
+            self.failed = True
+            warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
+                          f"({type(error).__name__}: {error_summary(error)}); the product runs "
+                          "with NumPy on the host from now on", RuntimeWarning, stacklevel=3)
+            return (self.step(transfers.host(a), transfers.host(b)),)
+        return (out.reshape(result),)
+
+
+def _spans(node: Node, kernel: Any) -> tuple[int | None, ...]:
+    """Per dim of an output buffer: the kernel dim whose run-time size it has (None: 1)."""
+    shape = tuple(node.meta.shape)
+    ndim = len(kernel.dims)
+    if len(shape) == ndim:
+        return tuple(None if size == 1 else d for d, size in enumerate(shape))
+    dims = list(kernel.kept_axes) if kernel.style == "columns" else list(range(ndim))
+    return tuple(None if size == 1 else d for d, size in zip(dims, shape))
+
+
 def _errors_matter() -> bool:
-    """``np.seterr`` makes floating-point errors raise or call a handler: kernels (which signal
-    nothing) must not run; NumPy does. (Its default warnings are not reproduced on the GPU.)"""
-    return any(mode in ("raise", "call", "log") for mode in np.geterr().values())
+    """``np.seterr`` makes floating-point errors raise or call a handler, or underflow warn:
+    kernels (whose flags tell NaN and infinity only, after the fact) must not run; NumPy does.
+    (Default warnings come from the device flag: ``KernelLauncher``.)"""
+    modes = np.geterr()
+    return modes["under"] != "ignore" or any(mode in ("raise", "call", "log")
+                                             for mode in modes.values())
 
 
-def as_output(value: Any, on_device: bool, transfers: Transfers) -> Any:
+def _warns() -> bool:
+    """Some FP error NumPy reports by default warns (``np.errstate`` may silence all)."""
+    modes = np.geterr()
+    return any(modes[c] == "warn" for c in ("divide", "over", "invalid"))
+
+
+@contextlib.contextmanager
+def _simulated_warnings() -> Iterator[None]:
+    """Under the simulator, kernels are Python on NumPy scalars, which warn themselves ("in
+    scalar divide"): silenced, since the device flag decides (a GPU never warns)."""
+    from .devices import simulator_enabled
+    if not simulator_enabled():
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def as_output(value: Any, on_device: bool | str, transfers: Transfers) -> Any:
     """A returned value: a device array when the call's arrays are on the device, else a host
     value (0-d results stay host values: NumPy scalars)."""
+    if on_device == "keep":  # a loop body's result: where it is (kernels' stay on the device)
+        return value
     if not on_device:
         return transfers.host(value)
     if isinstance(value, np.ndarray) and value.ndim > 0:
-        return transfers.device(value)
+        value = transfers.device(value)
+    if on_device == "cupy" and is_device_array(value) and not is_cupy(type(value)):
+        return as_cupy(value)  # CuPy arrays in, CuPy arrays out (a view, no copy)
     return value
 

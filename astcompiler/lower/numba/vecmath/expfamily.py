@@ -34,6 +34,19 @@ def exp_f64(x):
 @jit
 def exp_scaled_f64(x, extra):
     """``exp(x) * 2**extra`` rounded once (``extra`` a small int: sinh and cosh use -1)."""
+    return _exp_core(x, 0.0, extra)  # x - 0.0 is x: LLVM drops the subtraction
+
+
+@jit
+def exp_dd_f64(x, lo):
+    """``exp(x + lo)`` rounded once, for a double-double argument (``power``): ``lo`` joins
+    the reduced argument's low part. ``|lo|`` below ``ulp(x)``; finite ``x``."""
+    return _exp_core(x, lo, 0)
+
+
+@jit
+def _exp_core(x, lo, extra):
+    """``exp(x + lo) * 2**extra``: the reduction, the polynomial and the scaling."""
     prefer_wide_vectors()  # zmm where AVX-512 is tuned for ymm
     b = f64_bits(x)
     ax = b & ABS
@@ -44,9 +57,9 @@ def exp_scaled_f64(x, extra):
     t = fma(xs, LOG2E, SHIFTER)
     k = t - SHIFTER
     hi = fma(-k, LN2_HI, xs)  # exact: k*LN2_HI has 32 + 11 bits, Sterbenz
-    prod = k * LN2_LO
+    prod = k * LN2_LO - lo
     r = hi - prod
-    r_lo = (hi - r) - prod  # r + r_lo == hi - k*LN2_LO up to the product's rounding
+    r_lo = (hi - r) - prod  # r + r_lo == hi - k*LN2_LO + lo up to the product's rounding
     s, e = two_sum(1.0, r)  # exp(r + r_lo) = 1 + r + (r*r*P(r) + r_lo*(1 + r)), one rounding
     y = s + (e + fma(r * r, horner(EXP, r), r_lo * (1.0 + r)))
     y = scale(y, f64_bits(t) - f64_bits(SHIFTER) + extra)
@@ -97,7 +110,7 @@ def expm1_f64(x):
     r = hi - prod
     r_lo = (hi - r) - prod  # r + r_lo == hi - k*LN2_LO up to the product's rounding
     tail = fma(r * r, horner(EXP, r), r_lo * (1.0 + r))
-    twok = bits_f64(((np.int64(0) if big else ki) + 1023) << 52)
+    twok = bits_f64((min(ki, np.int64(64)) + 1023) << 52)  # a clamp, not a select: no inf
     s, e = two_sum(twok - 1.0, twok * r)  # 2**k - 1 exact for |k| <= 53
     y = s + (e + twok * tail)
     large = scale(1.0 + (r + tail), ki)

@@ -20,7 +20,6 @@ from .core import ABS, INF_BITS, ONE_BITS, bits_f64, f64_bits, fma, horner, jit,
 
 _MIN_NORMAL = np.int64(0x0010000000000000)
 _SQRT_HALF = np.int64(0x3FE6A09E667F3BCD)
-_TWO54 = 18014398509481984.0
 LN2_HI, LN2_LO = LN2_HI_LO
 
 
@@ -30,14 +29,22 @@ def _reduce(x):
     (zero, negative, inf, NaN) give ``e = 0, f = 0``."""
     b = f64_bits(x)
     sub = b < _MIN_NORMAL  # also zero and negatives: they are special anyway
-    bs = f64_bits(x * _TWO54) if sub else b
+    # a subnormal's bits converted as an integer: x * 2**1074 exactly (LLVM runs what a select
+    # chooses from on every lane: a float multiply by 2**54 overflows at large x)
+    bs = f64_bits(np.float64(b)) if sub else b
     special = (b <= 0) or (b >= INF_BITS)
     bs = ONE_BITS if special else bs
     tmp = bs - _SQRT_HALF
     e = tmp >> 52
     f = bits_f64(bs - (e << 52)) - 1.0
-    e = (e - 54) if (sub and not special) else e
+    e = (e - 1074) if (sub and not special) else e
     return np.float64(e), f, special
+
+
+@jit
+def log1p_parts(f):
+    """``_log1p_f``, for other modules (power)."""
+    return _log1p_f(f)
 
 
 @jit
@@ -102,6 +109,7 @@ def log10_f64(x):
 
 _LOG1P_TINY = np.int64(0x3C90000000000000)  # 2**-54: log1p(x) rounds to x
 _HUGE = np.int64(0x7E37E43C8800759C)  # 1e300: above it 1 + x is x
+_MAX_FINITE = np.int64(0x7FEFFFFFFFFFFFFF)
 
 
 @jit
@@ -116,7 +124,7 @@ def log1p_f64(x):
     c = xf - ((1.0 + xf) - 1.0)
     e, f, special = _reduce(u)
     hi, lo = _log1p_f(f)
-    corr = c / bits_f64(ONE_BITS if special else f64_bits(u))
+    corr = c / bits_f64(min(max(f64_bits(u), _MIN_NORMAL), _MAX_FINITE))  # clamped: no 0/0
     y = fma(e, LN2_HI, hi + fma(e, LN2_LO, lo + corr))
     y = x if tiny else y
     return _special(u, special) if (special and not tiny) else y
@@ -129,7 +137,6 @@ _MIN_NORMAL32 = np.int64(0x00800000)
 _INF32 = np.int64(0x7F800000)
 _ONE32 = np.int64(0x3F800000)
 _SQRT_HALF32 = np.int64(0x3F3504F3)
-_TWO24 = _F32(16777216.0)
 
 
 @jit
@@ -139,12 +146,12 @@ def log_f32(x):
     prefer_wide_vectors()  # zmm where AVX-512 is tuned for ymm
     b = np.int64(f32_bits(x))
     sub = b < _MIN_NORMAL32
-    bs = np.int64(f32_bits(x * _TWO24)) if sub else b
+    bs = np.int64(f32_bits(np.float32(b))) if sub else b  # x * 2**149 exactly (as _reduce)
     special = (b <= 0) or (b >= _INF32)
     bs = _ONE32 if special else bs
     e = (bs - _SQRT_HALF32) >> 23
     f = bits_f32(bs - (e << 23)) - _F32(1.0)
-    e = (e - 24) if (sub and not special) else e
+    e = (e - 149) if (sub and not special) else e
     ef = _F32(e)
     s = f / (_F32(2.0) + f)
     z = s * s

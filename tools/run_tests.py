@@ -1,0 +1,178 @@
+"""Run the CPU test suite in parallel pytest processes, balanced by measured file durations.
+
+``make test`` calls this: the suite is bound by numba's compiler, which is single-threaded, so on
+a machine with two cores two pytest processes take about half the time of one. Test files are
+dealt to the shards longest first (by the seconds recorded in ``tests/durations.json``; a file
+not listed there is estimated from its length), each shard is one ``pytest -q -x`` process with its own
+temporary directory, and the first failing shard stops the others, as ``-x`` would.
+
+    python tools/run_tests.py                 # as many shards as cores (at least 1, at most 4)
+    python tools/run_tests.py --jobs 1        # one process, exactly like plain pytest
+    python tools/run_tests.py --record        # also rewrite tests/durations.json from this run
+    python tools/run_tests.py -- -k guards    # arguments after -- go to every pytest process
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+DURATIONS = TESTS / "durations.json"
+NO_TESTS_COLLECTED = 5  # pytest's exit status when a shard selects no test
+SEPARATE = ("cuda",)  # folders that run in their own process (``make test-cuda``)
+
+
+@dataclass
+class Shard:
+    """One pytest process: the test files it runs and what became of it."""
+
+    number: int
+    files: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    process: subprocess.Popen | None = None
+    log: Path | None = None
+    started: float = 0.0
+    elapsed: float = 0.0
+
+
+def test_files() -> list[str]:
+    """Every ``test_*.py`` under tests/, relative to the repository, except the separate folders."""
+    found = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        relative = path.relative_to(TESTS)
+        if relative.parts[0] not in SEPARATE:
+            found.append(str(path.relative_to(ROOT)))
+    return found
+
+
+def recorded_durations() -> dict[str, float]:
+    if not DURATIONS.is_file():
+        return {}
+    return {name: float(seconds) for name, seconds in json.loads(DURATIONS.read_text()).items()}
+
+
+def estimated_seconds(files: list[str], durations: dict[str, float]) -> dict[str, float]:
+    """Recorded seconds per file; a file not recorded is estimated from its number of lines."""
+    lines = {name: len((ROOT / name).read_text().splitlines()) for name in files}
+    known = [name for name in files if name in durations]
+    per_line = (sum(durations[name] for name in known) / max(1, sum(lines[name] for name in known))
+                if known else 0.01)
+    return {name: durations.get(name, lines[name] * per_line) for name in files}
+
+
+def deal(files: list[str], durations: dict[str, float], jobs: int) -> list[Shard]:
+    """Longest-first greedy assignment: each file goes to the shard with the least work so far."""
+    seconds = estimated_seconds(files, durations)
+    shards = [Shard(number + 1) for number in range(jobs)]
+    for name in sorted(files, key=lambda name: (-seconds[name], name)):
+        lightest = min(shards, key=lambda shard: shard.seconds)
+        lightest.files.append(name)
+        lightest.seconds += seconds[name]
+    return [shard for shard in shards if shard.files]
+
+
+def start(shard: Shard, workdir: Path, pytest_args: list[str], record: bool) -> None:
+    shard.log = workdir / f"shard{shard.number}.log"
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+               f"--basetemp={workdir / f'tmp{shard.number}'}", *pytest_args]
+    if record:
+        command.append(f"--junitxml={workdir / f'shard{shard.number}.xml'}")
+    command += shard.files
+    shard.started = time.monotonic()
+    shard.process = subprocess.Popen(command, cwd=ROOT, stdout=shard.log.open("w"),
+                                     stderr=subprocess.STDOUT)
+
+
+def wait_all(shards: list[Shard]) -> int:
+    """Wait for every shard; when one fails, stop the others. Returns the first failing status
+    (pytest's "no tests collected" only when no shard ran a test)."""
+    running = list(shards)
+    status = 0
+    while running:
+        time.sleep(0.5)
+        for shard in list(running):
+            code = shard.process.poll()
+            if code is None:
+                continue
+            shard.elapsed = time.monotonic() - shard.started
+            running.remove(shard)
+            if code == NO_TESTS_COLLECTED:  # a -k filter can leave one shard nothing to run
+                continue
+            if code and not status:
+                status = code
+                for other in running:
+                    other.process.terminate()
+    if not status and all(shard.process.returncode == NO_TESTS_COLLECTED for shard in shards):
+        return NO_TESTS_COLLECTED
+    return status
+
+
+def file_seconds(report: Path) -> dict[str, float]:
+    """Seconds per test file from a JUnit XML report (setup, call and teardown of its tests)."""
+    totals: dict[str, float] = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        module = case.get("classname", "").split(".")
+        parts = [part for part in module if not part[:1].isupper()]
+        name = "/".join(parts) + ".py"
+        totals[name] = totals.get(name, 0.0) + float(case.get("time", 0.0))
+    return totals
+
+
+def record_durations(shards: list[Shard], workdir: Path) -> None:
+    durations = recorded_durations()
+    for shard in shards:
+        report = workdir / f"shard{shard.number}.xml"
+        if report.is_file():
+            durations.update({name: round(seconds, 1)
+                              for name, seconds in file_seconds(report).items()})
+    known = set(test_files())
+    kept = {name: durations[name] for name in sorted(durations) if name in known}
+    DURATIONS.write_text(json.dumps(kept, indent=1) + "\n")
+    print(f"recorded the durations of {len(kept)} test files in {DURATIONS.relative_to(ROOT)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=min(4, max(1, os.cpu_count() or 1)),
+                        help="number of pytest processes (default: the number of cores, at most 4)")
+    parser.add_argument("--record", action="store_true",
+                        help="rewrite tests/durations.json from this run's timings")
+    parser.add_argument("pytest_args", nargs="*", help="arguments for pytest (after --)")
+    options = parser.parse_args(argv)
+    shards = deal(test_files(), recorded_durations(), max(1, options.jobs))
+    with tempfile.TemporaryDirectory(prefix="astcompiler-tests-") as tmp:
+        workdir = Path(tmp)
+        for shard in shards:
+            start(shard, workdir, options.pytest_args, options.record)
+        print(f"running {len(shards)} pytest processes: "
+              + ", ".join(f"shard {s.number} ({len(s.files)} files, ~{s.seconds / 60:.0f} min)"
+                          for s in shards), flush=True)
+        try:
+            status = wait_all(shards)
+        finally:
+            for shard in shards:
+                if shard.process.poll() is None:
+                    shard.process.kill()
+        for shard in shards:
+            print(f"\n===== shard {shard.number}: {len(shard.files)} files, "
+                  f"{shard.elapsed:.0f} s =====")
+            print(shard.log.read_text(), end="", flush=True)
+        if options.record and not status:
+            record_durations(shards, workdir)
+    print(f"\n{'FAILED' if status else 'passed'}: {len(shards)} shards, "
+          + ", ".join(f"{s.elapsed:.0f} s" for s in shards))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
