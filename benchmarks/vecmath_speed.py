@@ -78,7 +78,7 @@ def loops(name: str, dtype: str):
 RANGES = {"log": (0.01, 100.0), "log2": (0.01, 100.0), "log10": (0.01, 100.0),
           "log1p": (-0.5, 100.0), "tanh": (-5.0, 5.0), "sinh": (-20.0, 20.0),
           "cosh": (-20.0, 20.0), "exp": (-50.0, 50.0), "exp2": (-70.0, 70.0),
-          "expm1": (-5.0, 5.0)}
+          "expm1": (-5.0, 5.0), "power": (0.1, 10.0)}
 
 
 def functions(names: list[str], n: int, repeats: int) -> list[tuple]:

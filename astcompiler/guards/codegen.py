@@ -24,7 +24,7 @@ import numpy as np
 from ..capture.guard_facts import GuardFact, GuardSet, describe
 from ..capture.sources import Source
 from ..source import load_generated_module, write_generated_file
-from .module_tree import ModuleTree, covered_facts, tree_code
+from .module_tree import ModuleTree, covered_facts, seen_item, tree_code, tree_items
 
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
 
@@ -303,17 +303,35 @@ def _with_module_trees(checked: list[tuple[int, str]], facts: list[GuardFact],
                         ___nn_state="<module 'astcompiler.nn.modules.module'>")
     roots = list(dict.fromkeys(covered[i] for i, _ in checked if i in covered))
     grouped = {root: [code for i, code in checked if covered.get(i) == root] for root in roots}
+    items = {i: root for i, root in tree_items(facts, set(sig.parameters)).items() if root in roots}
+    listed = {root: [facts[i].source.expr for i, _ in checked if items.get(i) == root]
+              for root in roots}
     body: list[str] = []
     definitions = []
     for index, code in checked:
         root = covered.get(index)
         if root is None:
-            body.append(code)
+            body.append(_item_read(code, facts[index].source.expr, index, items, listed, roots,
+                                   grouped))
         elif root in grouped:
-            definition, check = tree_code(root, grouped.pop(root), roots.index(root))
+            definition, check = tree_code(root, grouped.pop(root), roots.index(root),
+                                          listed[root])
             definitions.append(definition)
             body.append(check)
     return body, "".join(definitions)
+
+
+def _item_read(code: str, expr: str, index: int, items: dict[int, str],
+               listed: dict[str, list[str]], roots: list[str], pending: dict) -> str:
+    """An array fact on a registry item with its path read replaced by the tree's ``seen``
+    (``module_tree.seen_item``), once that tree's check came before it in the body."""
+    root = items.get(index)
+    if root is None or root in pending:
+        return code
+    head = f" := {expr})"
+    if code.count(head) != 1 or expr not in listed[root]:
+        return code
+    return code.replace(head, f" := {seen_item(roots.index(root), listed[root].index(expr))})")
 
 
 def _on_class(fact: GuardFact, pinned: dict[str, Any], consts: _Constants) -> str | None:

@@ -9,14 +9,17 @@ every one of those moves ``nn.modules.state_version()``. So the guard checks the
 function per tree root (``tree_0(module)``) and remembers the root that passed (by weak
 reference) and the version then: the next call with the same root at the same version skips
 them. Everything else stays an ordinary check on every call: parameter and buffer arrays
-(their shape and dtype can change in place), class attributes, globals, user attributes.
+(their shape and dtype can change in place), class attributes, globals, user attributes. The
+parameter and buffer arrays themselves are read from what the last check saw (``items``, by
+weak reference): at the same version the registries hold the same objects.
 
 Covered, for a root parameter ``R`` whose type is a Module subclass and the module paths
 ``P`` below it (``R._modules['fc']``, ...): the type of ``P`` (P != R), the type, keys and
 length of ``P._parameters`` / ``P._buffers`` / ``P._modules`` when it is a ``ModuleRegistry``,
 ``None`` items of those registries, ``'name' not in P.__dict__``, and ``P.training`` /
 ``P._compile_kwargs`` when they are None or a bool. Not covered (not seen, as with hook
-dictionaries edited by hand): writes into ``module.__dict__`` or with ``object.__setattr__``.
+dictionaries edited by hand): writes into ``module.__dict__`` or with ``object.__setattr__``,
+and registry writes through ``dict``'s own methods (``dict.__setitem__(m._parameters, k, v)``).
 """
 
 from __future__ import annotations

@@ -173,8 +173,9 @@ def test_row_kernel_accumulates_in_vector_lanes():
     compiled = ac.compile(row_stats, backend="numba")
     compiled(x)
     code = "\n".join(entry.output_code for entry in compiled.entries)
-    assert "acc_mean_v[u]" in code and f"for u in range({VECTOR_LANES}):" in code
-    assert f"np.empty({VECTOR_LANES}, np.float64)" in code  # once per call, not per row
+    assert "acc_max_v[u]" in code and f"for u in range({VECTOR_LANES}):" in code
+    assert f"np.empty({VECTOR_LANES}, np.float32)" in code  # once per call, not per row
+    assert "NumPy's pairwise tree of 300" in code  # float sums: NumPy's order (pairwise.py)
 
 
 def test_parallel_rows_allocate_lane_arrays_per_slice():

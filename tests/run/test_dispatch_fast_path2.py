@@ -167,6 +167,52 @@ def test_bound_as_a_method():
     same_outcome(holder.compiled, holder.apply)  # missing x: Python's message
 
 
+# -- module calls: parameters read from the module tree's last check ------------------------
+
+
+def _model():
+    nn = ac.nn
+    return nn.Sequential(nn.Linear(3, 3, rng=0), nn.ReLU(), nn.Linear(3, 2, rng=1))
+
+
+def test_module_parameters_replaced_or_reshaped_are_seen():
+    model = _model()
+    compiled = ac.compile(model, backend="aot_eager")
+    x = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    for _ in range(2):
+        np.testing.assert_array_equal(compiled(x), model(x))
+    layer = model[0]
+    layer.weight = ac.nn.Parameter(np.full((3, 3), 0.25))  # through the module API
+    np.testing.assert_array_equal(compiled(x), model(x))
+    layer.bias[...] = 2.0  # in place: the same object, new values
+    np.testing.assert_array_equal(compiled(x), model(x))
+    layer.weight.shape = (9,)  # in place: not through the module API, still checked
+    with pytest.raises(Exception) as plain:
+        model(x)
+    with pytest.raises(type(plain.value)) as got:
+        compiled(x)
+    assert str(got.value) == str(plain.value)
+    layer.weight.shape = (3, 3)
+    np.testing.assert_array_equal(compiled(x), model(x))
+    other = _model()  # another root of the same structure
+    np.testing.assert_array_equal(ac.compile(other, backend="aot_eager")(x), other(x))
+    np.testing.assert_array_equal(compiled(x), model(x))
+
+
+def test_module_tree_keeps_no_parameter_alive():
+    import gc
+    import weakref
+
+    model = _model()
+    compiled = ac.compile(model, backend="aot_eager")
+    x = np.ones((1, 3))
+    compiled(x), compiled(x)
+    gone = weakref.ref(model[0].weight)
+    del model, compiled
+    gc.collect()
+    assert gone() is None
+
+
 # -- the numba wrapper: static shapes, FP flags, threads (few compiles, shared) -------------
 
 numba = pytest.importorskip("numba")

@@ -7,8 +7,15 @@ polynomials fitted by ``tools/vecmath_coefficients.py``; bit casts and ``fma`` t
 instructions, no calls in the loop). They match NumPy at the special values (inf, NaN, signed
 zeros, subnormals, overflow and underflow thresholds) and raise the floating-point flags NumPy
 raises, and no others (classification is done on bits: a float compare with a NaN operand
-signals *invalid* once vectorized). float32 ``exp`` and ``log`` compute in float32 arithmetic;
-the other float32 functions evaluate the float64 one and round once more. On AVX-512 machines
+signals *invalid* once vectorized). float32 ``exp`` and ``log``, and the ``NATIVE_FLOAT32``
+functions (``float32.py``), compute with float32 polynomials; the other float32 functions
+evaluate the float64 one and round once more. ``power`` (``power.py``) is
+``exp(y * log|x|)`` with a double-double log and NumPy's special cases.
+
+LLVM computes what a select chooses from on every lane (it rewrites ``op(select(c, v, K))`` as
+``select(c, op(v), op(K))`` and simplifies a select arm's inputs under its condition), so
+sanitized inputs are clamped with integer min/max or blended arithmetically, and flags are
+checked on vector lanes too (``tests/lower/test_vecmath_f32.py``). On AVX-512 machines
 tuned for 256-bit vectors, the kernels they are inlined into are marked to use 512-bit ones
 (``bits.prefer_wide_vectors``).
 

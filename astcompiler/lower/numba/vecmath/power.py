@@ -116,7 +116,8 @@ def _power(x, y, double_double):
     x_inf = ax == INF_BITS
     x_zero = ax == 0
     negative = bx < 0
-    invalid = negative and not x_inf and not x_zero and not x_nan and not (integer or y_inf or y_nan)
+    finite_y = not (y_inf or y_nan)
+    invalid = negative and not (x_inf or x_zero or x_nan) and finite_y and not integer
     regular = not (x_nan or y_nan or y_inf or x_inf or x_zero or invalid or ay == 0)
     # |x| ** y for the regular lanes; the others compute 1 ** 0
     lx_bits = ax if regular else ONE_BITS
