@@ -117,6 +117,10 @@ class _Settings:
     # ... in kernels whose static size has at least this many elements (or a dynamic size):
     # inlining vecmath costs about 0.5 s of numba compile, which small arrays never win back
     vector_math_min_elements: int = 4096
+    # ufuncs NumPy's own SIMD loops compute faster than a kernel on this CPU (sin, exp, tanh...
+    # on AVX512_SKX: lower/numba/numpy_simd.py) stay NumPy steps outside structured loop code;
+    # their neighbours still fuse. False: kernels hold them (vecmath or libm)
+    numpy_simd_math: bool = True
     # fused float sums (sum, mean, var, std) add in NumPy's order and dtype where it is known
     # (lower/numba/pairwise.py: its bits); False: 64 float64 lanes (within a documented bound)
     pairwise_sums: bool = True

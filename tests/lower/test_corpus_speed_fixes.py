@@ -4,9 +4,10 @@
   region, not one copy of its kernels per trip (power iteration: 51 kernels before), so it runs
   as one structured numba function.
 - A returned ``reshape`` of a fresh C-ordered result (``np.maximum(out, 0).reshape(...)``) no
-  longer stops the structured lowering, nor keeps what it views out of kernels: a view and a copy hold the same values, flags and
-  sharing there. What stays different is ``.base``: NumPy's is the reshaped array, an array a
-  structured numba function returns has numba's ``MemInfo`` (true of every array it returns).
+  longer stops the structured lowering, nor keeps what it views out of kernels: a view and a
+  copy hold the same values, flags and sharing there. What stays different is ``.base``:
+  NumPy's is the reshaped array, an array a structured numba function returns has numba's
+  ``MemInfo`` (true of every array it returns).
   Where the view could be observed (another returned value shares it, a later write, a
   non-C-ordered operand) the graph keeps NumPy's reshape.
 

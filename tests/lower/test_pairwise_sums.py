@@ -201,3 +201,15 @@ def test_any_length(n, seed, dtype):
     x = _data(rng, (2, n), dtype)
     assert _same(row_stats(x)[0], compiled(row_stats, dtype)(x)[0])
     assert _same(whole_stats(x[0])[0], compiled(whole_stats, dtype)(x[0])[0])
+
+
+def test_kernel_constants_mirror_the_runtime_module():
+    from astcompiler.lower.numba import cpu, pairwise
+
+    assert (cpu.PAIRWISE_CHUNK, cpu.PAIRWISE_STACK, cpu.PAIRWISE_PLAN, cpu.PAIRWISE_VALUES,
+            cpu.PAIRWISE_LEAF) == (pairwise.CHUNK, pairwise.STACK, pairwise.PLAN, pairwise.VALUES,
+                                   pairwise.LEAF)
+    leaves, tree = cpu.pairwise_tree(1000)  # the recursion's leaves, as NumPy splits 1000
+    assert leaves == [(0, 120), (120, 128), (248, 120), (368, 128), (496, 120), (616, 128),
+                      (744, 128), (872, 128)]
+    assert tree == (((0, 1), (2, 3)), ((4, 5), (6, 7)))

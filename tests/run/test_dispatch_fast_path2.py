@@ -153,6 +153,30 @@ def test_config_changes_after_the_compile_are_seen():
     assert len(compiled.entries) == 2
 
 
+def test_threads_that_miss_together_compile_each_shape_once():
+    counter = CompileCounter()
+    compiled = ac.compile(two, backend=counter, dynamic=False)
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def work(n):
+        x, y = np.linspace(0.0, 1.0, n), np.full(n, 2.0)
+        try:
+            start.wait(10)
+            for _ in range(50):
+                np.testing.assert_array_equal(compiled(x, y), two(x, y))
+        except BaseException as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in (3, 4, 3, 4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert counter.frame_count == 2 and len(compiled.entries) == 2
+
+
 def test_bound_as_a_method():
     class Holder:
         scale = 3.0

@@ -78,7 +78,6 @@ def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
     ``plan.layout_hazards``). ``structured=False``: no structured functions (the lowering that
     replaces one numba could not compile).
     """
-    from .cpu import rule_compiles
     from .host import Lowering, RegionWriter
     from .plan import NodeStep, build_plan
     from .scans import scan_key
@@ -91,7 +90,7 @@ def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
             summary = ["one structured numba function (loops and branches inside the kernel)"]
             whole.output_code = _header(summary) + whole.output_code
             return Lowering(whole, summary)
-    accept = _never if numpy_only else rule_compiles
+    accept = _never if numpy_only else _kernel_accepts
     plan = build_plan(graph, list(example_inputs), accept=accept)
     def lower_sub(sub: Graph, sub_name: str, sub_numpy_only: bool) -> Lowering:
         return _sub_lowering(sub, sub_name, sub_numpy_only, structured)
@@ -141,6 +140,14 @@ def _numpy_lowering(graph: Graph, name: str) -> Any:
 
 def _never(node: Any, rule: Any) -> bool:
     return False
+
+
+def _kernel_accepts(node: Any, rule: Any) -> bool:
+    """A kernel holds the node: NumPy's loop is not faster (``numpy_simd``) and it compiles."""
+    from .cpu import rule_compiles
+    from .numpy_simd import keeps_numpy_loop
+
+    return not keeps_numpy_loop(node, rule) and rule_compiles(node, rule)
 
 
 def _not_structured(graph: Graph) -> tuple[None, str]:

@@ -8,23 +8,30 @@ pattern (a size-1 input dim is indexed with 0, missing leading dims are dropped)
 allocated by the wrapper (NumPy's allocator is much faster than allocating inside njit) and
 filled here; 0-d NumPy-scalar results are returned as values.
 
-Reductions over the innermost axis accumulate in ``VECTOR_LANES`` independent lanes when their
-``merge`` allows it (or they are ``argmax``/``argmin``) and the sweep's element work is cheap or
-vectorizable (``vecmath``): the accumulators are small arrays and the innermost loop runs over
+Float sums (sum, mean, var, std of float32/float64 into the same dtype) give NumPy's bits where
+NumPy's order is known (``exact_rules``): over the last axis alone and over whole 1-D arrays they
+add in NumPy's pairwise order (``pairwise.py``: static rows of 8 to 128 unroll its eight
+accumulators, static rows up to ``PAIRWISE_STATIC`` write its tree out, others use a plan made at
+run time; an input row of unit stride is summed in place, other summands go through a buffer of
+``PAIRWISE_CHUNK`` elements that the sweep's vectorized loop fills), in the input's float; columns
+kernels add rows in order in the input's float, as NumPy does for C arrays.
+
+Other reductions over the innermost axis accumulate in ``VECTOR_LANES`` independent lanes when
+their ``merge`` allows it (or they are ``argmax``/``argmin``) and the sweep's element work is cheap
+or vectorizable (``vecmath``): the accumulators are small arrays and the innermost loop runs over
 the lanes of one block, a loop without a loop-carried chain that LLVM's loop vectorizer turns
 into packed instructions (numba leaves the SLP vectorizer off, so unrolled scalar lanes would
-stay scalar). The lanes are merged as a tree. Lane ``u`` sums the elements ``u, u + 64, ...``
-(the tail after the last full block goes to lane 0) in the accumulator dtype, so a float32 sum
-(float64 accumulator) has a relative error far below NumPy's own float32 pairwise sum, and a
-float64 sum's rounding error is at most ``(n / 64 + 70) * eps * sum(|x|)`` (lane 0 also takes
-the tail of up to 63 elements; rows shorter than 128 use one accumulator or four unrolled lanes,
-within ``n * eps``; NumPy's pairwise bound is ``(log2(n) + 8) * eps``: the same order for rows
-up to a few thousand elements). ``argmax``/``argmin`` keep a value lane and an index lane (strict
-comparison: the first occurrence in a lane; the first NaN wins, as in NumPy) and the tree picks
-the better value, then the smaller index. A reduction over all axes (no outer loop to
-parallelize) runs its sweeps over ``CHUNKS`` slices of the first axis in the parallel twin,
-merging the partial results in slice order; a rows kernel's parallel twin runs ``CHUNKS`` slices
-of rows, each with its own row temporaries and lane arrays (allocated once per slice).
+stay scalar). The lanes are merged as a tree. Lane ``u`` takes the elements ``u, u + 64, ...``
+(the tail after the last full block goes to lane 0). Float sums that keep these lanes (several
+reduced axes, whole arrays of 2 or more dims, ``ac.config.pairwise_sums = False``) accumulate in
+float64 with a rounding error of at most ``(n / 64 + 70) * eps * sum(|x|)`` (rows shorter than 128
+use one accumulator or four unrolled lanes, within ``n * eps``). ``argmax``/``argmin`` keep a
+value lane and an index lane (strict comparison: the first occurrence in a lane; the first NaN
+wins, as in NumPy) and the tree picks the better value, then the smaller index. A reduction over
+all axes (no outer loop to parallelize) runs its sweeps over ``CHUNKS`` slices of the first axis
+in the parallel twin, merging the partial results in slice order (pairwise sums: over subtrees of
+NumPy's tree, combined as the tree does); a rows kernel's parallel twin runs ``CHUNKS`` slices of
+rows, each with its own row temporaries and lane arrays (allocated once per slice).
 """
 
 from __future__ import annotations
@@ -57,7 +64,7 @@ PAIRWISE_CHUNK = 2048  # pairwise.CHUNK: summands buffered per node of the sum t
 PAIRWISE_STACK = 256  # pairwise.STACK
 PAIRWISE_PLAN = 768  # pairwise.PLAN
 PAIRWISE_VALUES = 128  # pairwise.VALUES
-PAIRWISE_SMALLEST = 8192  # a prange twin's subtrees of the sum tree hold at least this many elements
+PAIRWISE_SMALLEST = 8192  # elements at least in a prange twin's subtree of the sum tree
 PAIRWISE_STATIC = 4096  # static rows up to this length: their sum tree is written out
 PAIRWISE_IMPORT = ("from astcompiler.lower.numba.pairwise import block_sum8, block_sums4, "
                    "pairwise_level, pairwise_sum  # NumPy's pairwise float sums")

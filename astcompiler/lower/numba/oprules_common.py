@@ -195,10 +195,11 @@ def c_ordered(value: Any, seen: dict[Node, bool] | None = None) -> bool:
     from sizes alone (no array argument, no ``order=``), a pointwise op whose operands with two
     or more non-unit dimensions are all ``c_ordered`` (NumPy's K order ignores broadcast and
     length-1 axes, and picks C when nothing decides), or any fresh array with at most one
-    non-unit dimension."""
+    non-unit dimension (``value`` a constant: its own layout; anything else: False)."""
+    if isinstance(value, np.ndarray):
+        return _at_most_one_axis(value.shape) or value.flags.c_contiguous
     if not isinstance(value, Node) or value.meta is None:
-        return not isinstance(value, np.ndarray) or _at_most_one_axis(value.shape) \
-            or value.flags.c_contiguous
+        return False
     seen = {} if seen is None else seen
     if value not in seen:
         seen[value] = False  # (no cycles in a graph; a guard against deep recursion only)
@@ -208,8 +209,8 @@ def c_ordered(value: Any, seen: dict[Node, bool] | None = None) -> bool:
 
 def _c_ordered_node(node: Node, seen: dict[Node, bool]) -> bool:
     op = REGISTRY.ops.get(node.target) if node.op == "call" else None
-    if op is None or op.kind in ("view", "mutation"):
-        return False
+    if op is None or op.kind in ("view", "mutation") or op.returns_input is not None:
+        return False  # (an op that may return its input may return a strided view)
     if _at_most_one_axis(node.meta.shape):
         return True
     if op.kind == "creation":

@@ -7,13 +7,16 @@ sequentially from 0; ``n <= 128``: eight accumulators ``r[j] = a[j]``, ``r[j] +=
 tail of ``n % 8`` elements sequentially; above 128 the run splits at ``n2 = n // 2`` rounded down
 to a multiple of 8 and both halves recurse; the reduction adds the result to its initial 0.
 
-Here the recursion is an explicit stack (``pairwise_sum``), and each leaf is ``block_sum8``: an
-intrinsic whose eight accumulators are one ``<8 x double>`` (``zmm``) or ``<8 x float>`` vector,
-the same additions in the same order as NumPy's C loop. Kernels write a sweep's summands into a
-contiguous buffer of at most ``CHUNK`` elements (a loop LLVM vectorizes, vecmath calls included)
-and add the buffer here; longer runs walk the same tree down to nodes of at most ``CHUNK``
-elements in the kernel itself (``cpu.py``). ``pairwise_level`` cuts the tree into equal-depth
-subtrees for ``prange`` twins: their sums, combined as a perfect binary tree, are NumPy's.
+Each leaf is ``block_sum8``: an intrinsic whose eight accumulators are one ``<8 x double>``
+(``zmm``) or ``<8 x float>`` vector, the same additions in the same order as NumPy's C loop;
+``block_sums4`` runs four leaves as independent chains (the latency of one chain of adds is what
+limits a leaf). ``pairwise_sum`` adds a run by a plan of its tree (``plan_tree``: the leaves and
+the order of the additions, made once per run length and kept for two lengths) and walks longer
+runs down to nodes of at most ``CHUNK`` elements. Kernels (``cpu.py``) sum an input row of unit
+stride in place, or write the summands into a contiguous buffer of at most ``CHUNK`` elements (a
+loop LLVM vectorizes, vecmath calls included) and add the buffer; for static rows they write the
+tree out themselves. ``pairwise_level`` cuts the tree into equal-depth subtrees for ``prange``
+twins: their sums, combined as a perfect binary tree, are NumPy's.
 """
 
 from __future__ import annotations
@@ -193,10 +196,10 @@ def planned_sum(buf, lo, n, plan, vals, at):
     leaves = plan[base + 1]
     k = 0
     while k + 4 <= leaves:
-        s = _STARTS + k
-        b = _BLOCKS + k
-        v0, v1, v2, v3 = block_sums4(buf, lo + plan[base + s], plan[base + b], lo + plan[base + s + 1], plan[base + b + 1],
-                                     lo + plan[base + s + 2], plan[base + b + 2], lo + plan[base + s + 3], plan[base + b + 3])
+        s = base + _STARTS + k
+        b = base + _BLOCKS + k
+        v0, v1, v2, v3 = block_sums4(buf, lo + plan[s], plan[b], lo + plan[s + 1], plan[b + 1],
+                                     lo + plan[s + 2], plan[b + 2], lo + plan[s + 3], plan[b + 3])
         vals[at + k] = v0
         vals[at + k + 1] = v1
         vals[at + k + 2] = v2

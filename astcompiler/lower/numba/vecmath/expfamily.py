@@ -14,7 +14,7 @@ import numpy as np
 
 from .bits import bits_f32, f32_bits, prefer_wide_vectors
 from .coefficients import EXP, EXP2, EXP_F32, LN2_HI_LO, LN2_HI_LO_F32, LOG2E, LOG2E_F32
-from .core import (ABS, INF_BITS, ONE_BITS, SHIFTER, SIGN, bits_f64, f64_bits, fma, horner, jit,
+from .core import (ABS, INF_BITS, SHIFTER, SIGN, bits_f64, f64_bits, fma, horner, jit,
                    pow2, scale, two_sum)
 
 _CLAMP = np.int64(0x4087700000000000)  # 750.0: past overflow and underflow
@@ -52,10 +52,8 @@ def _exp_core(x, lo, extra):
     ax = b & ABS
     special = ax >= INF_BITS
     tiny = ax < _TINY
-    # a clamp, not a select of 0 (LLVM would run the polynomial on the raw x of every lane:
-    # *underflow* at subnormal x): finite, and not below 2**-54
-    bound = ONE_BITS if special else _CLAMP
-    xs = bits_f64((b & SIGN) | max(min(ax, bound), _TINY))
+    xb = ((b & SIGN) | _CLAMP) if ax > _CLAMP else b
+    xs = bits_f64(np.int64(0) if (special or tiny) else xb)
     t = fma(xs, LOG2E, SHIFTER)
     k = t - SHIFTER
     hi = fma(-k, LN2_HI, xs)  # exact: k*LN2_HI has 32 + 11 bits, Sterbenz

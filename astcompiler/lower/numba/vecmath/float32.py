@@ -4,7 +4,7 @@ vector, against 8 for the float64 functions these replace).
 * ``expm1``: ``x = k*ln2 + r``, ``expm1(r) = r + r**2 * EXP_F32(r)``, then
   ``2**k * expm1(r) + (2**k - 1)`` in one fma (``2**k * (1 + expm1(r)) - 1`` below k = -1,
   two exact scalings above k = 24: overflow where the true result's is).
-* ``log1p``: ``u = 1 + x`` rounded, ``log(u)`` as ``expfamily``'s float32 log, plus the rounding
+* ``log1p``: ``u = 1 + x`` rounded, ``log(u)`` as ``logfamily``'s float32 log, plus the rounding
   error of ``u`` divided by ``u``.
 * ``tanh``: ``x + x**3 * TANH_F32(x*x)`` up to 0.625, ``1 - 2/(exp(2|x|) + 1)`` above.
 * ``sin``/``cos``: Payne-Hanek for every finite argument, exact and branch-free in float64:

