@@ -51,11 +51,13 @@ demo: $(TEST_STAMP)
 	$(PY) examples/quickstart.py
 
 # Without ARGS the CPU suite runs as $(JOBS) parallel pytest processes (tools/run_tests.py deals the
-# test files by their recorded durations, tests/durations.json); with ARGS, one pytest process.
+# test files by their recorded durations, tests/durations.json; TEST_FLAGS='--keep-going --record'
+# runs every test and refreshes that file); with ARGS, one pytest process.
 JOBS ?= 2
+TEST_FLAGS ?=
 test: $(TEST_STAMP)
 ifeq ($(strip $(ARGS)),)
-	$(PY) tools/run_tests.py --jobs $(JOBS)
+	$(PY) tools/run_tests.py --jobs $(JOBS) $(TEST_FLAGS)
 else
 	$(PY) -m pytest -q -x -p no:cacheprovider $(ARGS)
 endif

@@ -8,6 +8,10 @@ for subprocesses the tests start (the CLI tests run ``python -m astcompiler``).
 Numba settings are left at their defaults on purpose: numba's own disk cache of generated kernels
 lives beside the generated files (inside the temporary directory), which is what the backend's
 caching tests expect to find.
+
+``numpy_simd_math`` is off for the session: whether NumPy's SIMD loops beat a kernel depends on
+the CPU (``lower/numba/numpy_simd.py``), and the tests' kernels must not; its tests
+(``tests/lower/test_numpy_simd_policy.py``) switch it on.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ def astcompiler_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
     path = str(tmp_path_factory.mktemp("astcompiler-cache"))
     saved_env = os.environ.get("ASTCOMPILER_CACHE_DIR")
-    saved_dir = config.cache_dir
+    saved_dir, saved_simd = config.cache_dir, config.numpy_simd_math
     os.environ["ASTCOMPILER_CACHE_DIR"] = path
     config.cache_dir = path
+    config.numpy_simd_math = False
     try:
         yield path
     finally:
-        config.cache_dir = saved_dir
+        config.cache_dir, config.numpy_simd_math = saved_dir, saved_simd
         if saved_env is None:
             os.environ.pop("ASTCOMPILER_CACHE_DIR", None)
         else:

@@ -9,6 +9,7 @@ temporary directory, and the first failing shard stops the others, as ``-x`` wou
     python tools/run_tests.py                 # as many shards as cores (at least 1, at most 4)
     python tools/run_tests.py --jobs 1        # one process, exactly like plain pytest
     python tools/run_tests.py --record        # also rewrite tests/durations.json from this run
+    python tools/run_tests.py --keep-going    # every test, even after a failure (no -x)
     python tools/run_tests.py -- -k guards    # arguments after -- go to every pytest process
 """
 
@@ -81,9 +82,11 @@ def deal(files: list[str], durations: dict[str, float], jobs: int) -> list[Shard
     return [shard for shard in shards if shard.files]
 
 
-def start(shard: Shard, workdir: Path, pytest_args: list[str], record: bool) -> None:
+def start(shard: Shard, workdir: Path, pytest_args: list[str], record: bool, first_failure: bool
+          ) -> None:
     shard.log = workdir / f"shard{shard.number}.log"
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", *(["-x"] if first_failure else []),
+               "-p", "no:cacheprovider",
                f"--basetemp={workdir / f'tmp{shard.number}'}", *pytest_args]
     if record:
         command.append(f"--junitxml={workdir / f'shard{shard.number}.xml'}")
@@ -93,8 +96,8 @@ def start(shard: Shard, workdir: Path, pytest_args: list[str], record: bool) -> 
                                      stderr=subprocess.STDOUT)
 
 
-def wait_all(shards: list[Shard]) -> int:
-    """Wait for every shard; when one fails, stop the others. Returns the first failing status
+def wait_all(shards: list[Shard], first_failure: bool) -> int:
+    """Wait for every shard; when one fails, stop the others (with ``first_failure``). Returns the first failing status
     (pytest's "no tests collected" only when no shard ran a test)."""
     running = list(shards)
     status = 0
@@ -110,7 +113,7 @@ def wait_all(shards: list[Shard]) -> int:
                 continue
             if code and not status:
                 status = code
-                for other in running:
+                for other in running if first_failure else []:
                     other.process.terminate()
     if not status and all(shard.process.returncode == NO_TESTS_COLLECTED for shard in shards):
         return NO_TESTS_COLLECTED
@@ -147,18 +150,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="number of pytest processes (default: the number of cores, at most 4)")
     parser.add_argument("--record", action="store_true",
                         help="rewrite tests/durations.json from this run's timings")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="run every test (no -x) and let the other shards finish after a failure")
     parser.add_argument("pytest_args", nargs="*", help="arguments for pytest (after --)")
     options = parser.parse_args(argv)
     shards = deal(test_files(), recorded_durations(), max(1, options.jobs))
     with tempfile.TemporaryDirectory(prefix="astcompiler-tests-") as tmp:
         workdir = Path(tmp)
         for shard in shards:
-            start(shard, workdir, options.pytest_args, options.record)
+            start(shard, workdir, options.pytest_args, options.record, not options.keep_going)
         print(f"running {len(shards)} pytest processes: "
               + ", ".join(f"shard {s.number} ({len(s.files)} files, ~{s.seconds / 60:.0f} min)"
                           for s in shards), flush=True)
         try:
-            status = wait_all(shards)
+            status = wait_all(shards, not options.keep_going)
         finally:
             for shard in shards:
                 if shard.process.poll() is None:
@@ -167,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n===== shard {shard.number}: {len(shard.files)} files, "
                   f"{shard.elapsed:.0f} s =====")
             print(shard.log.read_text(), end="", flush=True)
-        if options.record and not status:
+        if options.record and (options.keep_going or not status):
             record_durations(shards, workdir)
     print(f"\n{'FAILED' if status else 'passed'}: {len(shards)} shards, "
           + ", ".join(f"{s.elapsed:.0f} s" for s in shards))

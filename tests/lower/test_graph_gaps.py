@@ -31,7 +31,8 @@ def outcome(fn, *args):
 def structured_source(compiled) -> str:
     code = compiled.entries[0].output_code
     start = code.index("def structured_kernel")
-    return code[start:code.index("# ----", start)]
+    end = code.find("# ----", start)  # the kernels' sources follow, if there are any
+    return code[start:end if end >= 0 else len(code)]
 
 
 def kernel_signatures(compiled) -> list[str]:
@@ -277,3 +278,22 @@ def test_the_slice_length_helper_is_pythons():
                                     1 if step is None else step, n)
                     assert got == want, (start, stop, step, n)
     assert slice_len(0, False, 0, False, 0, 5) == -1  # a zero step: the array code raises
+
+
+def third_of_window(u, n):
+    s = 0.0
+    for i in range(n):
+        w = u[i:i + 3]
+        s = s + w[2]  # proven in range for the traced length 3 only: near the end w is shorter
+    return s
+
+
+THIRD = ac.compile(third_of_window, backend="numba")
+
+
+def test_a_constant_index_into_a_shrinking_window_raises_numpys_index_error():
+    u = np.arange(80.0)
+    for n in (70, 79, 78, 70):  # 79: w = u[78:81] has two elements -> IndexError
+        assert outcome(lambda *a: np.asarray(THIRD(*a)), u, n) == \
+            outcome(lambda *a: np.asarray(third_of_window(*a)), u, n)
+    assert "_ac_ix(2, getitem.shape[0], 0)" in structured_source(THIRD)

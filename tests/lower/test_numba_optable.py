@@ -65,7 +65,6 @@ LEFT_OUTSIDE = {
                  "INT_DIVISION_HELPERS, the power rule): NumPy-exact integer/float helpers",
     "bounds.py": "value-range rules of scalar, dim_size, add, subtract, multiply [K]",
     "scans.py": "the cumsum/cumprod combine table [S]",
-    "cpu.py": "pw['inner'], a scratch-name key that is also an op name [S]",
     "vecmath/__init__.py": "the ufuncs with vector-math kernels [V]",
     "cuda/devices.py": "'array' as a device-array kind (not an op) [C]",
     "cuda/matmul.py": "matmul/dot dispatch of the CUDA target [C]",

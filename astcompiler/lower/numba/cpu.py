@@ -189,7 +189,7 @@ class KernelEmitter:
         self.row_scratch = False  # generating a row function: pairwise scratch are parameters
         self.buffered: set[Node] = set()  # pairwise sums whose summands go to their buffers now
         self.pw = {key: self.names(f"pw_{key}") for key in
-                   ("top", "start", "size", "half", "count", "stack", "inner", "starts", "sizes")}
+                   ("top", "start", "size", "half", "count", "stack", "subtree", "starts", "sizes")}
 
     # -- names and index expressions --------------------------------------------------------
 
@@ -1082,7 +1082,7 @@ class KernelEmitter:
                 sources.append(param)
         axis = self.ndim - 1
         test = " and ".join(f"{p}.strides[{axis}] == {p}.itemsize" for p in sources)
-        self.pw_array(w, self.pw["inner"], PAIRWISE_PLAN, "np.int64", zeros=True)
+        self.pw_array(w, self.pw["subtree"], PAIRWISE_PLAN, "np.int64", zeros=True)
         for node in direct:
             self.pw_array(w, self.pw_name(node, "vals"), PAIRWISE_VALUES,
                           type_name(self.rule(node).acc_dtype))
@@ -1094,7 +1094,7 @@ class KernelEmitter:
             if static is not None:
                 self.written_tree(w, node, rows[node], static)
                 continue
-            w(f"{acc} = {acc} + pairwise_sum({rows[node]}, {lo}, {extent}, {self.pw['inner']}, "
+            w(f"{acc} = {acc} + pairwise_sum({rows[node]}, {lo}, {extent}, {self.pw['subtree']}, "
               f"{self.pw_name(node, 'vals')}, 0)")
         rest = dataclasses.replace(sweep, reductions=[n for n in sweep.reductions
                                                       if n not in direct])
@@ -1182,7 +1182,7 @@ class KernelEmitter:
             self.merge_lanes(w, others, lanes)
             return
         self.pw_array(w, stack, PAIRWISE_STACK, "np.int64")
-        self.pw_array(w, pw["inner"], PAIRWISE_PLAN, "np.int64", zeros=True)
+        self.pw_array(w, pw["subtree"], PAIRWISE_PLAN, "np.int64", zeros=True)
         for node in summed:
             dtype = type_name(self.rule(node).acc_dtype)
             self.pw_array(w, self.pw_name(node, "buf"), PAIRWISE_CHUNK, dtype)
@@ -1218,7 +1218,7 @@ class KernelEmitter:
         for node in summed:
             vals = self.pw_name(node, "vals")
             w(f"{vals}[{count}] = pairwise_sum({self.pw_name(node, 'buf')}, 0, {size}, "
-              f"{pw['inner']}, {vals}, {count} + 1)")
+              f"{pw['subtree']}, {vals}, {count} + 1)")
         w(f"{count} += 1")
         w.close(2)
         for node in summed:

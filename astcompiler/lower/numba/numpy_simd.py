@@ -7,7 +7,7 @@ step costs (``docs/performance.md``, "NumPy's SIMD math"). On such a CPU those u
 held by fused kernels at the top level or in host loops: ``keeps_numpy_loop`` vetoes their
 kernel rule, so the planner leaves them as NumPy steps (NumPy's exact bits) and fuses their
 neighbours around them. Structured loop code (one njit function) keeps its rule: a NumPy step
-there would leave the compiled loop.
+there would leave the compiled loop; so do arrays of a static size under ``MIN_ELEMENTS``.
 
 The decision is NumPy's own: its CPU features (``__cpu_features__``) and, where NumPy reports
 it (``numpy.lib.introspect.opt_func_info``, NumPy >= 2), the loop its build dispatches the
@@ -29,13 +29,21 @@ from ...ops.registry import REGISTRY
 # the CPU feature the table was measured with (NumPy's SVML/AVX-512 loops need it); on other
 # CPUs NumPy's loops of most of these functions are scalar libm and the kernels keep theirs
 FEATURE = "AVX512_SKX"
-# (ufunc, loop dtype) where NumPy's loop on an AVX512_SKX CPU beats the kernel's function plus
-# one memory pass (measured side by side by ``benchmarks/numpy_simd_speed.py``)
-NUMPY_FASTER: frozenset[tuple[str, str]] = frozenset(
-    (name, dtype)
-    for name in ("sin", "cos", "tan", "tanh", "sinh", "cosh", "exp", "exp2", "expm1", "log",
-                 "log2", "log10", "log1p", "arctan", "arctan2", "cbrt", "power")
-    for dtype in ("float32", "float64"))
+# (ufunc, loop dtype) where NumPy's loop on an AVX512_SKX CPU plus one memory pass (about 0.4 ns
+# an element for float32, 0.8 for float64) beats the kernel's function alone; measured side by
+# side by ``benchmarks/numpy_simd_speed.py`` (docs/performance.md). Left to kernels: float32 exp
+# (vecmath is as fast), float64 sin and cos (NumPy's loops take 10-20 ns an element there) and
+# the float64 exp family, arctan and cosh (within the extra pass).
+# (keyed by the NumPy ufunc: the speed is a property of NumPy's loop, not of an op)
+_FLOAT32 = (np.sin, np.cos, np.tan, np.tanh, np.sinh, np.cosh, np.exp2, np.expm1, np.log,
+            np.log2, np.log10, np.log1p, np.arctan, np.arctan2, np.cbrt, np.power)
+_FLOAT64 = (np.tan, np.tanh, np.sinh, np.log, np.log2, np.log10, np.log1p, np.arctan2, np.cbrt,
+            np.power)
+NUMPY_FASTER: frozenset[tuple[np.ufunc, str]] = frozenset(
+    [(ufunc, "float32") for ufunc in _FLOAT32] + [(ufunc, "float64") for ufunc in _FLOAT64])
+# a static size below this keeps the kernel: a NumPy step and the kernel it splits cost about
+# 1 us more, which libm's 10-40 ns an element win back only from about this many elements
+MIN_ELEMENTS = 64
 
 
 def cpu_features() -> dict[str, bool]:
@@ -54,22 +62,21 @@ def _dispatch_table() -> dict[str, dict[str, dict[str, str]]] | None:
     return opt_func_info()
 
 
-def dispatched(name: str, dtype: str) -> bool:
-    """Does NumPy's build dispatch ufunc ``name``'s all-``dtype`` loop to a SIMD target (not its
+def dispatched(ufunc: np.ufunc, dtype: str) -> bool:
+    """Does NumPy's build dispatch ``ufunc``'s all-``dtype`` loop to a SIMD target (not its
     baseline)? True where NumPy does not say."""
     table = _dispatch_table()
     if table is None:
         return True
-    ufunc = getattr(np, name)
     signature = np.dtype(dtype).char * (ufunc.nin + ufunc.nout)
-    info = table.get(name, {}).get(signature)
+    info = table.get(ufunc.__name__, {}).get(signature)
     return info is not None and not info.get("current", "baseline").startswith("baseline")
 
 
-def numpy_faster(name: str, dtype: str) -> bool:
-    """Is NumPy's loop of ufunc ``name`` on ``dtype`` faster than a kernel's, on this CPU?"""
-    return ((name, dtype) in NUMPY_FASTER and bool(cpu_features().get(FEATURE))
-            and dispatched(name, dtype))
+def numpy_faster(ufunc: np.ufunc, dtype: str) -> bool:
+    """Is NumPy's loop of ``ufunc`` on ``dtype`` faster than a kernel's, on this CPU?"""
+    return ((ufunc, dtype) in NUMPY_FASTER and bool(cpu_features().get(FEATURE))
+            and dispatched(ufunc, dtype))
 
 
 def keeps_numpy_loop(node: Node, rule: Any) -> bool:
@@ -77,11 +84,19 @@ def keeps_numpy_loop(node: Node, rule: Any) -> bool:
     if not config.numpy_simd_math or node.op != "call" or node.target not in REGISTRY:
         return False
     op = REGISTRY[node.target]
-    if op.kind != "pointwise" or op.ufunc is None or node.kwargs:
+    if op.kind != "pointwise" or not isinstance(op.ufunc, np.ufunc) or node.kwargs:
         return False
     dtypes = getattr(rule, "operand_dtypes", None)
     if not dtypes or any(d is None or d != dtypes[0] for d in dtypes):
         return False
-    if getattr(rule, "result_dtype", None) != dtypes[0]:
+    if getattr(rule, "result_dtype", None) != dtypes[0] or _small(node):
         return False
-    return numpy_faster(op.ufunc.__name__, np.dtype(dtypes[0]).name)
+    return numpy_faster(op.ufunc, np.dtype(dtypes[0]).name)
+
+
+def _small(node: Node) -> bool:
+    """A static size under ``MIN_ELEMENTS`` (a dynamic size is not small)."""
+    shape = node.meta.shape if node.meta is not None else ()
+    if not all(isinstance(d, (int, np.integer)) for d in shape):
+        return False
+    return int(np.prod(shape, dtype=np.int64)) < MIN_ELEMENTS

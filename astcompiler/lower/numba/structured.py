@@ -92,7 +92,8 @@ class _Emitter:
     # Bounds policy (exactly NumPy's IndexError, never an access out of bounds): an integer index
     # is emitted as it is only when its value range (constants, array sizes, enclosing range()
     # loops; ``bounds.ValueRanges``) is proven inside ``[0, n)`` or ``[-n, 0)`` of its axis at
-    # lowering time, symbolic sizes included (``for i in range(1, len(x) - 1): x[i + 1]``);
+    # lowering time, on an array whose shape is proven (``plan.proven_shapes``), symbolic sizes
+    # included (``for i in range(1, len(x) - 1): x[i + 1]``);
     # otherwise ``_ac_ix`` checks it in place (inlined: wraps negatives, raises NumPy's "index 10
     # is out of bounds for axis 0 with size 10"). Integer-array indices go through
     # ``_ac_ix_array`` and boolean masks through ``_ac_mask`` (numba's fancy indexing checks
@@ -134,8 +135,9 @@ class _Emitter:
         if isinstance(item, (bool, np.bool_)) or (isinstance(item, Node) and (
                 item.meta.dtype.kind not in "iu" or item.meta.pytype is bool)):
             raise NotLowerable("indexing with a boolean scalar")
-        if proven_inside(self.ranges.of(item), base.meta.shape[axis]):
-            return self.value(item)
+        if base in self.proven and proven_inside(self.ranges.of(item), base.meta.shape[axis]):
+            return self.value(item)  # a traced size only holds for a proven shape (a window
+            # ``u[i:i + 3]`` may be shorter on a later trip)
         self.helpers.add(INDEX_HELPERS)
         size = base.meta.shape[axis]
         known = self.checked.get(item, size)
