@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator, Union
 import numpy as np
 
 from ...graph import Graph, Node
+from ...lazy import sympy
 from ...ops import REGISTRY, Store
 from .masked import MaskedStore, find_masked_stores
 from .optable import element_rule, reads_index, region_result, stores_index
@@ -145,17 +146,56 @@ def reduced_axes(node: Node) -> tuple[int, ...]:
 
 
 def _static_shape(meta: Any) -> bool:
-    """Sizes a kernel can be planned for: ints, or expressions of *backed* dynamic sizes
-    (``s0``, ``s1 - 1``: never 1 at run time, so the broadcasting pattern is known). Unbacked
-    sizes (``u0``: boolean masks) could be 1: such values stay NumPy operations."""
+    """Sizes a kernel can be planned for: ints, or expressions of dynamic sizes (``s0``,
+    ``s1 - 1``, an unbacked ``u0``). A kernel reads each size from an operand of that very size
+    (``KernelPlan.dims``); sizes that are not proven equal are tested at run time."""
     return meta is not None and hasattr(meta, "shape") and all(
-        isinstance(d, (int, np.integer)) or _backed(d) for d in meta.shape)
+        isinstance(d, (int, np.integer)) or _symbolic(d) for d in meta.shape)
+
+
+def _symbolic(dim: Any) -> bool:
+    symbols = getattr(dim, "free_symbols", None)
+    return bool(symbols) and all(s.name[:1] in ("s", "u") for s in symbols)
 
 
 def _backed(dim: Any) -> bool:
+    """A size computed from backed symbols alone (``s0``, ``s0 - 2``, ``Min(s1, s2)``): the
+    guards bind every symbol, so the size is exact at run time and the broadcasting pattern
+    (decided and guarded at capture) holds."""
     symbols = getattr(dim, "free_symbols", None)
-    return bool(symbols) and all(s.name.startswith("s") for s in symbols) \
-        and getattr(dim, "is_Symbol", False)
+    return bool(symbols) and all(s.name.startswith("s") for s in symbols)
+
+
+def same_size(a: Any, b: Any) -> bool:
+    """Sizes proven equal: the same number, or expressions whose difference simplifies to 0."""
+    if a == b:
+        return True
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return False
+    try:
+        diff = sympy.sympify(a) - sympy.sympify(b)
+        return diff.is_number and diff == 0 or sympy.simplify(diff) == 0
+    except (TypeError, ValueError, sympy.SympifyError):
+        return False
+
+
+def may_equal(a: Any, b: Any) -> bool:
+    """Sizes that may be equal at run time: proven equal, or a dynamic size and another size
+    (not 1) whose difference is not a nonzero number (``s0`` and ``s1`` when a guard proves them
+    equal; the unbacked ``u3`` and ``u5`` of ``a[1:n] * b[1:n]``). A kernel planned on such a
+    pair tests them at run time and runs NumPy's broadcasting where they differ."""
+    if same_size(a, b):
+        return True
+    kinds = [_symbolic(x) or (isinstance(x, (int, np.integer)) and x != 1) for x in (a, b)]
+    if not all(kinds) or not (_symbolic(a) or _symbolic(b)):
+        return False
+    return not (sympy.sympify(a) - sympy.sympify(b)).is_number
+
+
+def shapes_fit(a: tuple, b: tuple, maybe: bool) -> bool:
+    """Equal shapes: proven (``same_size``), or possibly at run time when ``maybe``."""
+    test = may_equal if maybe else same_size
+    return len(a) == len(b) and all(test(x, y) for x, y in zip(a, b))
 
 
 def is_barrier(node: Node) -> bool:
@@ -350,7 +390,7 @@ class _Grouper:
         self._start(node, segment)
 
     def _try_join(self, group: _Group, node: Node, horizontal: bool = False) -> bool:
-        change = self._fits(group, node)
+        change = self._fits(group, node, maybe=not horizontal)
         if change is None or (horizontal and change[0] != group.style):
             return False
         if self._depends_on(node, group):
@@ -377,15 +417,16 @@ class _Grouper:
         self.group_of[node] = group
         self.groups.append(group)
 
-    def _fits(self, group: _Group, node: Node) -> tuple | None:
-        """(style, outer, reduce_axes) of ``group`` once ``node`` joins, or None."""
+    def _fits(self, group: _Group, node: Node, maybe: bool = False) -> tuple | None:
+        """(style, outer, reduce_axes) of ``group`` once ``node`` joins, or None. ``maybe``
+        (a consumer of the group): dynamic sizes that may be equal fit (tested at run time)."""
         rule = self.rules[node]
         members = [v for v in operands(node, rule) if self.group_of.get(v) is group]
         shape_f = group.shape
         if isinstance(rule, ReductionRule):
             source = node.args[0]
             axes = reduced_axes(node)
-            if tuple(source.meta.shape) != shape_f or not axes:
+            if not shapes_fit(tuple(source.meta.shape), shape_f, maybe) or not axes:
                 return None
             if source in self.group_of and self.group_of[source] is group and \
                     isinstance(self.rules[source], ReductionRule):
@@ -398,7 +439,7 @@ class _Grouper:
             return None
         shape = tuple(node.meta.shape)
         if group.style in ("pointwise", "columns"):
-            if shape != shape_f:
+            if not shapes_fit(shape, shape_f, maybe):
                 return None
             if any(isinstance(self.rules[v], ReductionRule) for v in members):
                 return None
@@ -594,18 +635,21 @@ def _dim_sources(kernel: KernelPlan) -> list[Any]:
             dims.append(1)
             continue
         found = None
-        for value in kernel.inputs:
-            if value.meta.shape == () or found is not None:
-                continue
-            for _, offset in kernel.uses(value):
-                axis = d - (offset - len(value.meta.shape))
-                if 0 <= axis < len(value.meta.shape) and value.meta.shape[axis] == size \
-                        and offset in (ndim, kernel.outer):
-                    if offset == kernel.outer and offset != ndim and d >= kernel.outer:
-                        continue
-                    found = (value, axis)
-                    break
-        dims.append(found if found is not None else int(size))
+        for test in (same_size, may_equal):  # an operand of this size, else one that may be
+            for value in kernel.inputs:
+                if value.meta.shape == () or found is not None:
+                    continue
+                for _, offset in kernel.uses(value):
+                    axis = d - (offset - len(value.meta.shape))
+                    if 0 <= axis < len(value.meta.shape) and test(value.meta.shape[axis], size) \
+                            and offset in (ndim, kernel.outer):
+                        if offset == kernel.outer and offset != ndim and d >= kernel.outer:
+                            continue
+                        found = (value, axis)
+                        break
+        if found is None:
+            found = int(size) if getattr(size, "is_Integer", True) else size
+        dims.append(found)
     return dims
 
 
@@ -662,6 +706,12 @@ def destination_shape(dst: Node, index: Any) -> tuple | None:
     except (IndexError, TypeError, ValueError):
         return None
     return tuple(view.shape) if isinstance(view, np.ndarray) and view.ndim > 0 else None
+
+
+def static_sizes(node: Node) -> bool:
+    """Whether ``node``'s traced shape is all numbers (else a fused store into it tests the
+    destination view's sizes at run time)."""
+    return all(isinstance(d, (int, np.integer)) for d in getattr(node.meta, "shape", (None,)))
 
 
 def store_of(node: Node) -> Store | None:
@@ -723,7 +773,7 @@ def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int],
     if np.dtype(dst.meta.dtype) != np.dtype(value.meta.dtype):
         return False
     shape = destination_shape(dst, index)
-    if shape is None and dynamic and runtime_index(index):
+    if shape is None and (dynamic or not static_sizes(dst)) and runtime_index(index):
         if view_ndim(dst, index) != value.meta.ndim:  # the kernel tests the view's sizes
             return False
     elif shape != tuple(value.meta.shape):
@@ -769,6 +819,8 @@ def build_plan(graph: Graph, example_inputs: list,
         if group.style == "pointwise" and group.shape == ():
             continue  # scalar arithmetic: NumPy in the wrapper is as fast and exact
         kernel = _finish_kernel(group, len(plan.kernels), rules, grouper.group_of)
+        if not all(isinstance(src, (tuple, int, np.integer)) for src in kernel.dims):
+            continue  # a symbolic size no operand carries (the loop bound is unknown): NumPy
         plan.kernels.append(kernel)
         for node in kernel.nodes:
             kernel_of[node] = kernel
@@ -916,7 +968,9 @@ def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
                         proven: frozenset[Node] | set[Node] = frozenset()) -> list[str]:
     """Run-time tests (source) that each array operand of ``kernel`` has the shape it was
     planned for: its traced sizes where they are numbers, the iteration space's sizes where
-    they are symbols. In a loop body a shape traced on one trip may differ on the next
+    they are symbols. A pointwise kernel reads its loop bounds at run time, so it serves any
+    sizes on which its operands agree: an operand is tested against the kernel's run-time
+    sizes (its broadcast axes, traced as 1, against 1). In a loop body a shape traced on one trip may differ on the next
     (``u[i:i + 3]`` near the end of ``u``). An operand whose shape is ``proven`` (see
     ``proven_shapes``) needs no test when the sizes it is compared with are proven too."""
     tests = []
@@ -926,16 +980,37 @@ def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
         meta = node.meta
         if meta is None or meta.scalar or not meta.shape:
             continue
-        if node in proven and (dims_proven or all(
-                isinstance(size, (int, np.integer)) for size in meta.shape)):
+        unproven = _unproven_axes(kernel, node)
+        tests += [f"{name(node)}.shape[{j}] == {dims[d]}" for j, d in unproven]
+        if unproven:
             continue
+        generic = kernel.style == "pointwise" and kernel.masked is None
+        if node in proven and (dims_proven or not generic and all(
+                isinstance(size, (int, np.integer)) for size in meta.shape)):
+            continue  # (a generic kernel's sizes are its dims', not the traced ones)
         for j, size in enumerate(meta.shape):
             d = ndim - len(meta.shape) + j  # broadcasting aligns the trailing axes
-            if isinstance(size, (int, np.integer)) or getattr(size, "is_Integer", False):
+            if generic and size != 1 and 0 <= d < ndim and kernel.shape[d] != 1:
+                if kernel.dims[d] != (node, j):  # any size, if the operands agree
+                    tests.append(f"{name(node)}.shape[{j}] == {dims[d]}")
+            elif isinstance(size, (int, np.integer)) or getattr(size, "is_Integer", False):
                 tests.append(f"{name(node)}.shape[{j}] == {int(size)}")
             elif 0 <= d < ndim and kernel.shape[d] == size and kernel.dims[d] != (node, j):
                 tests.append(f"{name(node)}.shape[{j}] == {dims[d]}")
     return tests
+
+
+def _unproven_axes(kernel: KernelPlan, node: Node) -> list[tuple[int, int]]:
+    """(axis of ``node``, dim of F) pairs whose sizes were planned as possibly equal
+    (``may_equal``), not proven: the kernel tests them at run time, wherever it runs."""
+    ndim, shape = len(kernel.shape), tuple(node.meta.shape)
+    pairs = []
+    for j, size in enumerate(shape):
+        d = ndim - len(shape) + j
+        if 0 <= d < ndim and size != 1 and kernel.dims[d] != (node, j) \
+                and not same_size(size, kernel.shape[d]):
+            pairs.append((j, d))
+    return pairs
 
 
 _STATE_REGIONS = {"for_range": 1, "while_loop": 0, "cond": 0}  # kind -> leading placeholders

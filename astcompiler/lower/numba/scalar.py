@@ -420,12 +420,22 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarR
 def _vector_math_pays(node: Node) -> bool:
     """vecmath for this node: switched on, and its array is large or of a dynamic size (the
     inlined functions cost compile time that a small static array never wins back)."""
-    if not config.vector_math:
+    if not config.vector_math or _integer_constant_exponent(node):
         return False
     shape = node.meta.shape if node.meta is not None else ()
     if not all(isinstance(d, (int, np.integer)) for d in shape):
         return True
     return int(np.prod(shape, dtype=np.int64)) >= config.vector_math_min_elements
+
+
+def _integer_constant_exponent(node: Node) -> bool:
+    """``x ** 2``, ``x ** i`` with a traced int: libm's pow is exact enough there, and the inlined
+    vector power (an extra-precision log and exp) costs seconds of compile time per kernel."""
+    if node.target != "power" or len(node.args) != 2 or isinstance(node.args[1], Node):
+        return False
+    exponent = node.args[1]
+    return isinstance(exponent, (int, float, np.integer, np.floating)) \
+        and float(exponent).is_integer()
 
 
 def _compare_python_int(node: Node, ins: tuple, out: np.dtype) -> ScalarRule | None:

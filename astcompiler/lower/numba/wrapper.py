@@ -26,7 +26,7 @@ from .scalar import python_int_bounds, raises_flags, type_name
 from .scans import scan_key
 from .border_copy import border_copies, emit_border_copy
 from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes,
-                   planned_shape_tests, store_may_overlap)
+                   planned_shape_tests, static_sizes, store_may_overlap)
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward", "___empty",
                                            "___fallback", "___error", "___rt", "___strict"}
@@ -233,8 +233,9 @@ class WrapperWriter:
         """In a loop body's wrapper (its inputs are not guarded): tests that the kernel's
         operands have the shapes it was planned for. A masked store checks its mask instead
         (any size serves where mask, gathered arrays and destination agree)."""
-        if self.fn_name == "forward":
-            return []
+        if self.fn_name == "forward":  # guarded inputs: only sizes planned as possibly equal
+            return [] if kernel.masked is not None else planned_shape_tests(
+                kernel, code.inputs, dims, lambda n: self.var[n], set(code.inputs))
         if kernel.masked is not None:
             mask = self.value(kernel.masked.mask)
             for source in [*kernel.masked.gathers.values(), kernel.masked.dst]:
@@ -509,6 +510,8 @@ class WrapperWriter:
         else:
             self.emit(f"{view} = {self.value(dst)}", mutation.origin)
         checks = [f"{view}.flags.writeable"]
+        if not static_sizes(dst):  # symbolic sizes: the view must have the kernel's shape
+            checks.append(f"{view}.shape == ({''.join(d + ', ' for d in dims)})")
         distinct = set()  # operands the direct store is tested not to overlap
         for node in code.inputs:
             if self.may_overlap(kernel, node, dst, mutation):
