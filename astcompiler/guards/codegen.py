@@ -29,6 +29,13 @@ from .module_tree import ModuleTree, covered_facts, seen_item, tree_code, tree_i
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
 
 
+def holds(ok: Any) -> bool:
+    """Whether an explainer's condition held: only a true bool counts. A fact evaluated on a
+    value of the wrong type (a relation on an array after its type fact failed) has failed,
+    whatever it evaluates to; it never raises."""
+    return type(ok) in (bool, np.bool_) and bool(ok)
+
+
 def _empty_cell(cell: Any) -> bool:
     try:
         cell.cell_contents
@@ -140,7 +147,10 @@ def fact_code(fact: GuardFact, consts: _Constants) -> str:
 
 def explain_fact(fact: GuardFact, actual: Any) -> str:
     """Why ``actual`` (the value now at the fact's source) fails the fact, in words."""
-    return fact.explain(actual)
+    try:
+        return fact.explain(actual)
+    except Exception as error:  # noqa: BLE001 - a value of another type: still a failure
+        return f"{fact.source.name} failed its {fact.kind} guard ({type(error).__name__}: {error})"
 
 
 def parameter_list(sig: inspect.Signature) -> str:
@@ -200,7 +210,7 @@ class GuardFunction:
                 ok, actual = explainer(*args, **kwargs)
             except Exception:  # noqa: BLE001
                 continue
-            if ok:
+            if holds(ok):
                 continue
             if fact.kind == "array" and hasattr(actual, "shape") and hasattr(actual, "dtype"):
                 # (device arrays too: ``lower/numba/cuda``)
@@ -222,7 +232,7 @@ class GuardFunction:
             except Exception as error:  # noqa: BLE001 - a missing key or attribute is a failure
                 reasons.append(f"{fact.source.name} could not be read ({type(error).__name__}: {error})")
                 continue
-            if not ok:
+            if not holds(ok):
                 reasons.append(explain_fact(fact, actual))
         return reasons
 

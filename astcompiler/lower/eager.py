@@ -7,7 +7,8 @@ backend must reproduce.
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, Callable
 
 import numpy as np
 
@@ -34,6 +35,32 @@ def _evaluate(node: Node, args: Any, kwargs: dict) -> Any:
     return _python(node, REGISTRY[node.target].impl(*args, **kwargs))
 
 
+def _store_before_raising(node: Node, args: Any, kwargs: dict, lookup: Callable) -> None:
+    """NumPy's ``out=`` (and ``a /= b``) writes the ufunc's result, then raises its floating-point
+    error (``np.errstate(all="raise")``, a raising ``call`` handler, warnings as errors). Capture
+    records it as the op followed by ``copy_(out, result)``: when the op raised, run it again into
+    ``out`` with the errors ignored, so the caller raises with ``out`` written. A shape error
+    raises NumPy's own message for ``out=`` (it names the output's shape too)."""
+    stores = [user for user in node.users
+              if user.op == "call" and user.target == "copy_" and user.args[1:2] == (node,)]
+    if not stores:
+        return
+    impl = REGISTRY[node.target].impl
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if len(stores) == 1 and isinstance(impl, np.ufunc) and not kwargs:
+                impl(*args, out=lookup(stores[0].args[0]))
+                return
+            value = _evaluate(node, args, kwargs)
+            for store in stores:
+                REGISTRY["copy_"].impl(lookup(store.args[0]), value)
+    except ValueError as error:  # NumPy's broadcast error of ``out=``: the one plain raises
+        raise error from None
+    except Exception:  # noqa: BLE001 - the op's own error is the one to raise
+        return
+
+
 def interpret(graph: Graph, inputs: tuple, call_original: bool = True) -> tuple:
     """Evaluate ``graph`` on concrete inputs. ``call_original``: nonstrict_trace regions call the
     user's function (the ``eager`` backend) instead of running their traced subgraph
@@ -46,7 +73,11 @@ def interpret(graph: Graph, inputs: tuple, call_original: bool = True) -> tuple:
         if node.op == "call":
             args = map_nodes(node.args, lookup)
             kwargs = map_nodes(node.kwargs, lookup)
-            env[node] = _evaluate(node, args, kwargs)
+            try:
+                env[node] = _evaluate(node, args, kwargs)
+            except Exception:
+                _store_before_raising(node, args, kwargs, lookup)
+                raise
         elif node.op == "region":
             env[node] = run_region(node, [map_nodes(a, lookup) for a in node.args], call_original)
         elif node.op == "output":

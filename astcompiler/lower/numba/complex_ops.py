@@ -71,9 +71,11 @@ def cabs_{dt}(z):
     re = {F}(np.nan) if im_nan else re
     larger = re if re > im else im
     smaller = im if im < re else re
-    divide = larger != {F}(0.0) and not np.isinf(smaller)
-    ratio = smaller / (larger if divide else {F}(1.0))
-    ratio = ratio if divide else {F}(0.0)
+    # never 0/0 nor inf/inf, also on vector lanes: a select between the divisor and 1.0 would be
+    # folded into a speculated division (a spurious *invalid* flag); the smallest subnormal is no
+    # other divisor's neighbour (any nonzero ``larger`` is at least that large)
+    smaller = {F}(0.0) if np.isinf(smaller) else smaller
+    ratio = smaller / (larger if larger != {F}(0.0) else {F}({TINY}))
     return {F}(np.sqrt(fma(ratio, ratio, {F}(1.0))) * larger)
 ''',
 }
@@ -84,7 +86,8 @@ def helper_source(key: str) -> str:
     name, _, dt = key.partition(":")
     dtype = np.dtype(dt)
     part = np.dtype(f"f{dtype.itemsize // 2}")
-    text = HELPERS[name].format(dt=dtype.name, T=f"np.{dtype.name}", F=f"np.{part.name}")
+    text = HELPERS[name].format(dt=dtype.name, T=f"np.{dtype.name}", F=f"np.{part.name}",
+                                TINY=repr(float(np.finfo(part).smallest_subnormal)))
     return text.strip("\n") + "\n"
 
 
