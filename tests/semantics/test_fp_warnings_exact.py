@@ -235,10 +235,8 @@ def test_hot_path_copies_only_while_a_mode_warns():
         assert np.array_equal(fn(x), np.log(np.array([1.5, 2.5])) + np.sqrt([1.3, 2.3]))
 
 
-@pytest.mark.xfail(strict=True, reason="capture records `x /= y` as divide, then a store: NumPy's "
-                   "ufunc writes into x before it raises (np.errstate raise, or a warnings filter "
-                   "'error'); the graph raises before the store, so x stays unchanged")
 def test_augmented_assignment_writes_before_numpy_raises():
+    """``x /= y`` under errstate raise: NumPy's ufunc writes into x, then raises; so do we."""
     def f(x, y):
         x /= y
         return x
