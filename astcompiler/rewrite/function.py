@@ -152,20 +152,22 @@ def rewrite_definition(node: cst.FunctionDef | cst.Lambda, positions: dict, disp
                              closure_names=closure)
 
 
-_CACHE: dict[types.CodeType, RewrittenFunction] = {}
+# keyed by the code object and its file: code objects compare equal across files (CPython leaves
+# co_filename out of code equality), and two files may define the same function at the same line
+_CACHE: dict[tuple[types.CodeType, str], RewrittenFunction] = {}
 _CACHE_LOCK = threading.Lock()
 
 
 def cached_rewrite(code: types.CodeType) -> "RewrittenFunction | None":
     """The rewrite already made for ``code`` (None: not rewritten yet)."""
-    return _CACHE.get(code)
+    return _CACHE.get((code, code.co_filename))
 
 
 def rewrite_function(fn: types.FunctionType, cache_dir: str) -> RewrittenFunction:
     """Rewrite ``fn`` (cached per code object), write the module and load its factory."""
     code = fn.__code__
     with _CACHE_LOCK:
-        hit = _CACHE.get(code)
+        hit = _CACHE.get((code, code.co_filename))
     if hit is not None and hit.path is not None and hit.path.startswith(cache_dir):
         return hit
     origin = function_source(fn)
@@ -183,7 +185,7 @@ def rewrite_function(fn: types.FunctionType, cache_dir: str) -> RewrittenFunctio
     rewritten.path = path
     rewritten.origin = origin
     with _CACHE_LOCK:
-        _CACHE[code] = rewritten
+        _CACHE[code, code.co_filename] = rewritten
     return rewritten
 
 

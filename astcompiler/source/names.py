@@ -23,14 +23,15 @@ def display_name(filename: str) -> str:
 # Functions the compiler builds from pieces of user functions (graph-break prefixes and resume
 # functions): their definition is a libcst node made of the user's own statements, so origins
 # still name the user's file and lines.
-_SYNTHETIC: dict[types.CodeType, "FunctionSource"] = {}
+_SYNTHETIC: dict[tuple[types.CodeType, str], "FunctionSource"] = {}  # (code, its file): see
+# rewrite/function.py, code objects of two files compare equal
 
 
 def register_synthetic(code: types.CodeType, source: "FunctionSource") -> None:
     with _LOCK:
-        _SYNTHETIC[code] = source
+        _SYNTHETIC[code, code.co_filename] = source
 
 
 def synthetic_source(code: types.CodeType) -> "FunctionSource | None":
     """The source registered for generated code (a piece of a split function), if any."""
-    return _SYNTHETIC.get(code)
+    return _SYNTHETIC.get((code, code.co_filename))
