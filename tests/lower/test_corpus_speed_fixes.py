@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
+from benchmarks.scientific.cnn import conv2d_offsets
+from benchmarks.scientific.linalg import power_iteration
 
 
 def _regions(graph) -> list:
@@ -33,14 +35,7 @@ def _code(compiled) -> str:
 # -- loops stay loops ----------------------------------------------------------------------------
 
 
-def power_iteration(A, v0, iters):
-    v = v0 / np.linalg.norm(v0)
-    lam = 0.0
-    for _ in range(iters):
-        w = A @ v
-        lam = v @ w
-        v = w / np.linalg.norm(w)
-    return lam, v
+# power_iteration: the corpus kernel itself (benchmarks/scientific/linalg.py)
 
 
 def implicit_heat(u0, dt, steps):
@@ -95,17 +90,7 @@ def test_loop_of_solves_is_a_region():
 # -- a returned reshape of a fresh array ---------------------------------------------------------
 
 
-def conv2d_offsets(x, w, b):
-    c_in, h, wd = x.shape
-    c_out, _, k, _ = w.shape
-    ho, wo = h - k + 1, wd - k + 1
-    out = np.zeros((c_out, ho * wo))
-    for di in range(k):
-        for dj in range(k):
-            patch = x[:, di:di + ho, dj:dj + wo].reshape(c_in, ho * wo)
-            out += w[:, :, di, dj] @ patch
-    out = out + b[:, None]
-    return np.maximum(out, 0.0).reshape(c_out, ho, wo)
+# conv2d_offsets: the corpus kernel itself (benchmarks/scientific/cnn.py)
 
 
 def _conv_inputs(n: int) -> tuple:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from .red_team_support import differential
@@ -287,7 +287,8 @@ def _program(ops: tuple[str, ...]):
     return f
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@example(ops=("abs", "tanh"), shape=(4,), dtype=np.float64, seed=0)  # 4 ulp apart: see below
 @given(ops=st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=3).map(tuple),
        shape=st.sampled_from([(4,), (1,), (3, 4), (2, 1)]),
        dtype=st.sampled_from([np.float64, np.float32]), seed=st.integers(0, 100))
@@ -301,8 +302,11 @@ def test_loop_generated_bodies(ops, shape, dtype, seed):
         v = rng.standard_normal(shape[-1:]).astype(dtype)
         u2 = rng.standard_normal((2,) + shape).astype(dtype)
         return [(u, v, T), (u2, v, T + 1)]
+    # tanh is not NumPy's bits: NumPy's SVML loop and libm's tanh (small static kernels) are
+    # each within 1-2 ulp of the exact value, and 40 trips of `tanh(u) + v` then `|u - v|`
+    # (a cancellation) can turn 2 ulp of tanh into more ulp of a small result: relative tolerance
     differential(fn, calls, ulp=2 if "tanh" in ops else 0,
-                 rtol=1e-4 if "sumrow" in ops else 0.0)  # finding F0
+                 rtol=1e-4 if "sumrow" in ops else 1e-13 if "tanh" in ops else 0.0)  # finding F0
 
 
 def test_loop_overlapping_ufunc_inplace_add():

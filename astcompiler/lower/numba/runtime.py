@@ -347,52 +347,32 @@ fp_overflow = _flag_intrinsic(_BITS[2])
 __all__ += ["fp_divide_by_zero", "fp_overflow"]
 
 
-def _take_flags_intrinsic():
-    """An njit-callable function returning this thread's FP flags and clearing them."""
+def _flags_intrinsic(clear: bool, unreadable: int):
+    """An njit-callable function returning this thread's FP flags (``fetestexcept``), cleared
+    after with ``clear``; ``unreadable`` where they cannot be read (then ``fp_raised`` decides)."""
     from llvmlite import ir
     from numba.core import cgutils, types
     from numba.extending import intrinsic
 
     @intrinsic
-    def take_flags(typingctx):
+    def flags(typingctx):
         def codegen(context, builder, signature, args):
             i32 = ir.IntType(32)
             if _LIB is None:
-                return ir.Constant(i32, 0)
+                return ir.Constant(i32, unreadable)
             fnty = ir.FunctionType(i32, [i32])
             test = cgutils.get_or_insert_function(builder.module, fnty, "fetestexcept")
-            clear = cgutils.get_or_insert_function(builder.module, fnty, "feclearexcept")
-            flags = builder.call(test, [ir.Constant(i32, _ALL)])
-            builder.call(clear, [ir.Constant(i32, _ALL)])
-            return flags
+            raised = builder.call(test, [ir.Constant(i32, _ALL)])
+            if clear:
+                reset = cgutils.get_or_insert_function(builder.module, fnty, "feclearexcept")
+                builder.call(reset, [ir.Constant(i32, _ALL)])
+            return raised
         return types.int32(), codegen
-    return take_flags
+    return flags
 
 
-_take_flags = _take_flags_intrinsic()
-
-
-def _test_flags_intrinsic():
-    """An njit-callable function returning this thread's FP flags (``fetestexcept``), or a
-    nonzero constant where they cannot be read (then ``fp_raised`` decides)."""
-    from llvmlite import ir
-    from numba.core import cgutils, types
-    from numba.extending import intrinsic
-
-    @intrinsic
-    def test_flags(typingctx):
-        def codegen(context, builder, signature, args):
-            i32 = ir.IntType(32)
-            if _LIB is None:
-                return ir.Constant(i32, 1)
-            fnty = ir.FunctionType(i32, [i32])
-            test = cgutils.get_or_insert_function(builder.module, fnty, "fetestexcept")
-            return builder.call(test, [ir.Constant(i32, _ALL)])
-        return types.int32(), codegen
-    return test_flags
-
-
-_test_flags = _test_flags_intrinsic()
+_take_flags = _flags_intrinsic(clear=True, unreadable=0)  # this thread's flags, cleared
+_test_flags = _flags_intrinsic(clear=False, unreadable=1)  # this thread's flags, kept
 
 
 def _fp_any():
