@@ -39,6 +39,13 @@ def relax_loop(u):
     return u
 
 
+def small_loop(u, w, steps):
+    """A loop of pointwise steps on 256 elements: one device-loop launch per call."""
+    for _ in range(steps):
+        u = 0.5 * u + w * np.tanh(u)
+    return u
+
+
 def _square(rng, quick, n_big, n_small, dtype=np.float32, count=1):
     n = n_small if quick else n_big
     return tuple(rng.standard_normal((n, n)).astype(dtype) for _ in range(count))
@@ -48,6 +55,8 @@ EXTRA = [  # (name, fn, inputs): the GPU-only rows (tiled matmul, column reducti
     ("matmul f32", matmul_f32, lambda rng, quick: _square(rng, quick, 2048, 128, count=2)),
     ("column stats", column_stats, lambda rng, quick: _square(rng, quick, 4096, 256)),
     ("relax loop", relax_loop, lambda rng, quick: _square(rng, quick, 2048, 128, np.float64)),
+    ("device loop", small_loop, lambda rng, quick: (rng.standard_normal(256),
+                                                    rng.standard_normal(256), 200)),
 ]
 
 
@@ -120,7 +129,8 @@ def main() -> None:
 
         def ours() -> float | None:
             compiled = ac.compile(fn)
-            device = tuple(cuda.to_device(a) for a in inputs)
+            device = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a
+                           for a in inputs)
             if not agrees(compiled(*device), want):
                 print(f"  astcompiler disagrees with NumPy on {name}")
                 return None

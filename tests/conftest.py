@@ -12,6 +12,10 @@ caching tests expect to find.
 ``numpy_simd_math`` is off for the session: whether NumPy's SIMD loops beat a kernel depends on
 the CPU (``lower/numba/numpy_simd.py``), and the tests' kernels must not; its tests
 (``tests/lower/test_numpy_simd_policy.py``) switch it on.
+
+Hypothesis runs derandomized (profile ``ci``, the default): every run searches the same examples, so
+CI never fails on a case a previous run did not see. ``HYPOTHESIS_PROFILE=explore`` searches afresh
+(with the example database) when hunting for bugs.
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ import os
 from typing import Iterator
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -15,7 +15,9 @@ from typing import Any
 from ..exc import GraphBreak
 from ..rewrite import is_generated
 from ..graph import Graph, Node, eliminate_common_subexpressions, eliminate_dead_code
+from ..graph.passes import output_unused
 from ..ops import REGISTRY
+from .fp_effects import may_set_fp_flags
 from .guard_facts import GuardSet
 from .lifting import GuardedDict, GuardedList, GuardedSet, LocalObject, ObjectProxy, SideEffect, lift
 from .objects import object_state
@@ -51,6 +53,21 @@ def has_side_effects(node: Node) -> bool:
 def is_pure(node: Node) -> bool:
     op = REGISTRY.ops.get(node.target)
     return op is not None and op.pure
+
+
+def is_pure_value(node: Node) -> bool:
+    """Pure and without an FP warning: merging two equal calls loses nothing."""
+    return is_pure(node) and not may_set_fp_flags(node)
+
+
+def has_effects(node: Node) -> bool:
+    """A side effect, or an FP warning/error NumPy may report: never dropped when unused."""
+    return has_side_effects(node) or may_set_fp_flags(node)
+
+
+def may_warn_only(node: Node) -> bool:
+    """An op whose only effect (when its value is unused) is an FP warning or error."""
+    return not has_side_effects(node) and may_set_fp_flags(node)
 
 
 def is_view(node: Node) -> bool:
@@ -238,8 +255,9 @@ def capture_function(fn: types.FunctionType, args: tuple, kwargs: dict, *, cache
         raise
     tracer.graph.output(tuple(outputs.nodes))
     add_size_guards(tracer)
-    eliminate_common_subexpressions(tracer.graph, has_side_effects, is_pure, is_view)
-    eliminate_dead_code(tracer.graph, has_side_effects)
+    eliminate_common_subexpressions(tracer.graph, has_side_effects, is_pure_value, is_view)
+    eliminate_dead_code(tracer.graph, has_effects)
+    output_unused(tracer.graph, may_warn_only)  # computed by every backend, so they warn
     _drop_unused_placeholders(tracer)
     return Capture(graph=tracer.graph, guards=tracer.guards, output_spec=spec,
                    namespace={**runtime.namespace, **tracer.namespace_objects}, inputs=tracer.inputs,

@@ -18,6 +18,7 @@ from ..graph import Graph, Node, TensorMeta, map_nodes
 from ..graph.ir import map_leaves
 from ..ops import REGISTRY, OpDef
 from ..source.origins import current_origin
+from .fp_effects import may_set_fp_flags, user_place
 from .guard_facts import GuardSet
 from .proxy import ArrayProxy
 from .sizes.shape_env import ShapeEnv
@@ -295,6 +296,10 @@ class Tracer:
         if python and isinstance(result, np.generic) and _all_python(args, kwargs):
             result = result.item()  # Python scalars in, a Python scalar out (as in eager Python)
         proxy = self._wrap_result(op, node_args, node_kwargs, result, origin)
+        if isinstance(proxy, ArrayProxy):
+            proxy.node.operator = python  # replayed as the operator on NumPy scalars
+            if may_set_fp_flags(proxy.node):
+                proxy.node.place = user_place()  # its warnings come from the user's line
         if out is not None:
             if not isinstance(out, ArrayProxy):
                 raise GraphBreak("out= must be a traced array")

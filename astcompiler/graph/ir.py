@@ -64,7 +64,7 @@ class Node:
     """One value-producing (or side-effecting) step of a graph."""
 
     __slots__ = ("graph", "name", "op", "target", "args", "kwargs", "meta", "users",
-                 "origin", "info")
+                 "origin", "info", "operator", "place")
 
     def __init__(self, graph: "Graph", name: str, op: str, target: Any,
                  args: tuple = (), kwargs: dict | None = None,
@@ -79,6 +79,12 @@ class Node:
         self.users: list[Node] = []
         self.origin = origin
         self.info: RegionInfo | None = None  # region nodes only
+        # written as a Python operator (``a / b``), not a NumPy call: on NumPy scalars that is
+        # NumPy's scalar math (its warnings say "in scalar divide")
+        self.operator = False
+        # (user file, line, the user module's globals): where NumPy's FP warnings of this op
+        # come from in the plain call (``None``: the op cannot warn, or no user frame)
+        self.place: tuple[str, int, dict] | None = None
         for inp in self.all_input_nodes():
             inp.users.append(self)
 

@@ -22,6 +22,17 @@ def eliminate_dead_code(graph: Graph, has_side_effects: SideEffectPredicate) -> 
     return removed
 
 
+def output_unused(graph: Graph, observable: Callable[[Node], bool]) -> int:
+    """Make the unused calls ``observable`` names (an FP warning is their only effect) extra
+    outputs of ``graph``, after the ones the caller reads: every backend then computes them
+    (a compiler would drop an unused value, and its warning with it). Returns how many."""
+    kept = [n for n in graph.nodes if n.op == "call" and not n.users and observable(n)]
+    if kept:
+        out = graph.output_node
+        _set_args(out, ((*out.args[0], *kept),))
+    return len(kept)
+
+
 def _key(value: Any) -> Any:
     if isinstance(value, Node):
         return ("node", id(value))
@@ -232,4 +243,4 @@ def _erase_if_unused(graph: Graph, value: Any, erasable: NodePredicate) -> None:
 
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "eliminate_dead_carried",
-           "replace_all_uses", "map_nodes"]
+           "output_unused", "replace_all_uses", "map_nodes"]

@@ -16,6 +16,7 @@ from ..graph import Graph, Node, NonstrictCallInfo, map_nodes
 from ..ops import REGISTRY
 from ..ops.python_scalars import PYTHON_OPS, is_python_number
 from .base import CompiledGraph
+from .places import at_place
 
 
 def _python(node: Node, value: Any) -> Any:
@@ -32,7 +33,20 @@ def _evaluate(node: Node, args: Any, kwargs: dict) -> Any:
     if meta is not None and meta.pytype is not None and not kwargs \
             and node.target in PYTHON_OPS and all(is_python_number(a) for a in args):
         return PYTHON_OPS[node.target](*args)
-    return _python(node, REGISTRY[node.target].impl(*args, **kwargs))
+    op = REGISTRY[node.target]
+    impl = op.impl
+    if node.operator and op.python is not None and not kwargs and _scalars(args):
+        impl = op.python  # NumPy's scalar math, as the user wrote it
+    if node.place is not None:  # NumPy's warnings come from the user's line
+        return _python(node, at_place(node.place)(impl, args, kwargs))
+    return _python(node, impl(*args, **kwargs))
+
+
+def _scalars(args: tuple) -> bool:
+    """NumPy scalars and Python numbers only (some NumPy scalar): an operator on them runs
+    NumPy's scalar math, whose warnings name it ("divide by zero encountered in scalar divide")."""
+    return any(isinstance(a, np.generic) for a in args) \
+        and all(isinstance(a, np.generic) or is_python_number(a) for a in args)
 
 
 def _store_before_raising(node: Node, args: Any, kwargs: dict, lookup: Callable) -> None:

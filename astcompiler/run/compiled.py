@@ -25,7 +25,7 @@ from .stance import CURRENT_STANCE, DEFAULT, Stance, current_stance
 from ..logs import get_logger
 from ..lower import check_backend, lookup_backend
 from .entry import CacheEntry, build_entry
-from .devices import EAGER, cuda_entry
+from .devices import EAGER, cuda_entry, eager_call
 from .dispatch import OWN_CLASS, install_dispatch
 
 _ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
@@ -238,8 +238,8 @@ class CompiledFunction:
                     break
             else:
                 entry = self._compile_new(args, kwargs, backend)
-                if entry is None:
-                    return self._orig_fn(*args, **kwargs)
+                if entry is None:  # device arrays: NumPy on host copies (run/devices.py)
+                    return eager_call(self._orig_fn, self.device, args, kwargs)
                 _count_setup(entry, time.perf_counter() - start)
                 result = _first_run(entry, args, kwargs)
                 persist.after_run(entry)  # written to the persistent cache once it ran

@@ -4,13 +4,17 @@
 backend: capture runs on host copies of the device arrays (``HostStandIns``; compile time only),
 the guard checks each such argument's device type (host and device calls are separate entries),
 and the graph is lowered by the CUDA target (``lower/numba/cuda``). Such entries are not written
-to the persistent entry cache.
+to the persistent entry cache. Each entry runs inside ``cuda.gpus[id]`` of its device arguments'
+GPU (arguments on two GPUs: ``MixedDevicesError``); an eager entry of a device call (a graph
+break, a capture that raised) and an eager call past the recompile limit run the function with
+NumPy on host copies of the device arrays (``HostRun``), never on the device arrays themselves.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from typing import Any, Callable
 
@@ -31,16 +35,23 @@ def cuda_entry(fn: types.FunctionType, args: tuple, kwargs: dict, device: str | 
     if not wants_cuda(device, args, kwargs):
         return None
     require_cuda()
+    from ..lower.numba.cuda.devices import HostRun, device_id, gpu_of
     if device_overlap(args, kwargs):
         get_logger("graph_breaks").info("%s: device arrays that share memory were passed; the "
                                         "call runs eagerly", getattr(fn, "__qualname__", fn))
         return EAGER
     from ..lower.numba.cuda import cuda_backend
-    from ..lower.numba.cuda.devices import device_id
     inputs = HostStandIns(fn, args, kwargs)
+    gpu = gpu_of(inputs.device_ids)  # raises when device arguments live on different GPUs
     on_device: bool | str = "cupy" if inputs.cupy else bool(inputs.device_types)
     backend = functools.partial(cuda_backend, on_device=on_device)
-    entry = build(fn, inputs.args, inputs.kwargs, backend, adjust_guards=inputs.guards)
+    # no split at a graph break: its Python statement would run on the device arrays
+    split = {"make_piece": None} if inputs.device_types else {}
+    entry = build(fn, inputs.args, inputs.kwargs, backend, adjust_guards=inputs.guards, **split)
+    if inputs.device_types and entry.is_eager:  # NumPy on host copies, copied back
+        _replace_run(entry, HostRun(fn, inputs.cupy))
+    if gpu is not None:  # kernels launch on the GPU the arrays live on
+        _replace_run(entry, _on_gpu(entry.run, gpu))
     tests = []
     if len(inputs.device_types) >= 2:
         tests.append(lambda a, k: not device_overlap(a, k))
@@ -49,6 +60,55 @@ def cuda_entry(fn: types.FunctionType, args: tuple, kwargs: dict, device: str | 
     if tests:
         _also_require(entry, tests)
     return entry
+
+
+def eager_call(fn: types.FunctionType, device: str | None, args: tuple, kwargs: dict) -> Any:
+    """Run ``fn`` eagerly (no entry: the recompile limit, device arrays that share memory):
+    with NumPy on host copies of its device arguments when it has some that do not share
+    memory (``HostRun``), else as called. Nothing imports numba for host calls."""
+    values = (*args, *kwargs.values())
+    if device == "cpu" or not ("numba.cuda" in sys.modules or any(
+            hasattr(type(v), "__cuda_array_interface__") for v in values)):
+        return fn(*args, **kwargs)  # no device array can exist: nothing imported
+    from ..lower.numba.cuda.devices import is_device_array
+    if not any(is_device_array(v) for v in values):
+        return fn(*args, **kwargs)
+    from ..lower.numba.cuda.devices import (HostRun, device_id, device_overlap, is_cupy,
+                                            launching_on)
+    if device_overlap(args, kwargs):  # host copies could not share memory: as called
+        return fn(*args, **kwargs)
+    arrays = [v for v in values if is_device_array(v)]
+    run = HostRun(fn, any(is_cupy(type(v)) for v in arrays))
+    gpus = {device_id(v) for v in arrays}
+    if len(gpus) != 1:  # (arrays on two GPUs: NumPy on their host copies, results here)
+        return run(*args, **kwargs)
+    with launching_on(gpus.pop()):  # results on the arguments' GPU
+        return run(*args, **kwargs)
+
+
+def _replace_run(entry: Any, run: Callable[..., Any]) -> None:
+    """``entry`` runs ``run`` (its guarded run too) under its own guard."""
+    from .sentinels import MISS
+    check = entry.guard.check
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            ok = check(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - as ``CacheEntry.guarded``: not this entry
+            return MISS
+        return run(*args, **kwargs) if ok else MISS
+    entry.run, entry.guarded = run, guarded
+
+
+def _on_gpu(run: Callable[..., Any], gpu: int) -> Callable[..., Any]:
+    """``run`` inside ``cuda.gpus[gpu]`` (``devices.launching_on``): launches and allocations
+    happen on the GPU the device arguments live on."""
+    from ..lower.numba.cuda.devices import launching_on
+
+    def on_gpu(*args: Any, **kwargs: Any) -> Any:
+        with launching_on(gpu):
+            return run(*args, **kwargs)
+    return on_gpu
 
 
 def _same_devices(fn: types.FunctionType, ids: dict[str, int],

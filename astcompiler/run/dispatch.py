@@ -15,6 +15,19 @@ parameters (no ``*args`` tuple, no ``**kwargs`` dict and no second frame per cal
             return ___r
         return ___me._slow_call((x, y,), {})  # no entry holds
 
+Where an entry's guarded run is the run module's ``guarded`` twin (``replay.build_run``), its
+body is pasted into the dispatch instead of called (``inline_entry``): its guard sets ``___ok``
+and its constants are renamed ``<name>_e<index>`` (one frame less per call, about 0.1 us)::
+
+        try:  # entry 0 inline: its guard (run_0230e78fad1d.py:19)
+            ___ok = ((type(x) is ___ndarray_e0 and ...))
+        except Exception:
+            ___ok = False
+        if ___ok:  # entry 0: its run
+            ___out = ___compiled_e0(x, y)
+            ...
+            return ___out[0]
+
 Surplus positional arguments (``*___more``), arguments left out to take a default (the
 parameter's dispatch default is ``___UNSET``: the function's own defaults may change after the
 compile) and a stance other than the default take the generic method (``___generic``), with the
@@ -26,9 +39,17 @@ for a signature it cannot copy) the class keeps the generic method.
 
 from __future__ import annotations
 
+import ast
+import io
+import os
+import re
+import tokenize
 import types
+import weakref
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..source.loading import verified_source
 from .run_functions import name_like
 from .sentinels import MISS
 from .stance import CURRENT_STANCE, DEFAULT, EVER_SET
@@ -148,23 +169,131 @@ def split(names: Sequence[str], values: tuple, extra: tuple, kwonly: dict,
     return tuple(args), kwargs
 
 
-def dispatch_source(fn: types.FunctionType, count: int) -> str | None:
-    """The source of the generated ``__call__`` for ``count`` entries, or None."""
+@dataclass(frozen=True)
+class InlineEntry:
+    """An entry's guarded run as lines of the dispatch's body (indented for it) and the
+    constants those lines name."""
+
+    lines: tuple[str, ...]
+    constants: dict[str, Any]
+    run_at: int = 0  # the line ``if ___ok:`` (lines[0] is the guard's ``try:``)
+    where: str = ""  # the twin's file and line
+
+
+_INLINED: "weakref.WeakKeyDictionary[Callable, InlineEntry | None]" = weakref.WeakKeyDictionary()
+_GUARD_TAIL = ("except Exception:", "    return ___MISS", "if not ___ok:", "    return ___MISS")
+
+
+def _guarded_body(guarded: types.FunctionType) -> list[str] | None:
+    """The body of the run module's ``guarded`` twin (dedented to 0), or None when ``guarded``
+    is some other function or its file is not the text that was loaded (hash in the name)."""
+    code = guarded.__code__
+    if set(guarded.__globals__) - {"___make_run"} - {n for n in guarded.__globals__
+                                                     if n.startswith("__") and n.endswith("__")}:
+        return None  # the body may name module globals: not portable
+    try:
+        text = verified_source(code.co_filename)
+    except (OSError, ValueError, TypeError):
+        return None
+    lines = text.splitlines()
+    first = code.co_firstlineno - 1
+    if not 0 <= first < len(lines) or not lines[first].startswith("    def guarded("):
+        return None
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef) and node.name == "guarded" \
+                and node.lineno == code.co_firstlineno and node.end_lineno is not None:
+            body = lines[first + 1:node.end_lineno]
+            if all(not line.strip() or line.startswith(" " * 8) for line in body):
+                return [line[8:] for line in body]
+    return None
+
+
+def _renamed(lines: list[str], names: set[str], suffix: str) -> list[str] | None:
+    """``lines`` with every name token in ``names`` followed by ``suffix`` (strings and
+    comments untouched), or None if they do not tokenize."""
+    edits: dict[int, list[tuple[int, int]]] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if token.type == tokenize.NAME and token.string in names:
+                edits.setdefault(token.start[0] - 1, []).append(token.end)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    out = list(lines)
+    for row, ends in edits.items():
+        line = out[row]
+        for _, col in sorted(ends, reverse=True):
+            line = line[:col] + suffix + line[col:]
+        out[row] = line
+    return out
+
+
+def inline_entry(guarded: Callable, index: int) -> InlineEntry | None:
+    """``guarded`` (``replay.build_run``'s twin: ``try: ___ok = (guard) except: return MISS;
+    if not ___ok: return MISS; run``) as dispatch lines for entry ``index``, or None (then
+    the dispatch calls it)."""
+    if not isinstance(guarded, types.FunctionType) or guarded.__closure__ is None:
+        return None
+    if guarded not in _INLINED:
+        _INLINED[guarded] = _inline_body(guarded)
+    made = _INLINED[guarded]
+    if made is None:
+        return None
+    suffix = f"_e{index}"
+    cells = dict(zip(guarded.__code__.co_freevars, guarded.__closure__))
+    lines = _renamed(list(made.lines), set(cells), suffix)
+    if lines is None:
+        return None
+    lines[0] += f"  # entry {index} inline: its guard ({made.where})"
+    lines[made.run_at] += f"  # entry {index}: its run"
+    return InlineEntry(tuple(lines), {name + suffix: cell.cell_contents
+                                      for name, cell in cells.items()}, made.run_at, made.where)
+
+
+def _inline_body(guarded: types.FunctionType) -> InlineEntry | None:
+    """The template check of ``inline_entry`` (names not yet renamed), cached per function."""
+    body = _guarded_body(guarded)
+    if body is None or len(body) < 7 or body[0] != "try:" or not body[1].startswith("    ___ok = ("):
+        return None
+    for tail in range(2, len(body) - 4):
+        if tuple(body[tail:tail + 4]) == _GUARD_TAIL:
+            break
+    else:
+        return None
+    code = guarded.__code__
+    if any(re.search(r"_e\d+$", name) for name in code.co_freevars + code.co_varnames):
+        return None  # a name the renaming of another entry's constants could produce
+    where = f"{os.path.basename(guarded.__code__.co_filename)}:{guarded.__code__.co_firstlineno}"
+    lines = ["try:", *body[1:tail], "except Exception:", "    ___ok = False", "if ___ok:",
+             *("    " + line if line.strip() else line for line in body[tail + 4:])]
+    return InlineEntry(tuple(lines), {}, tail + 2, where)
+
+
+def dispatch_source(fn: types.FunctionType, count: int,
+                    inline: Sequence[InlineEntry | None] = ()) -> str | None:
+    """The source of the generated ``__call__`` for ``count`` entries, or None; ``inline``:
+    the entries whose guarded run is pasted in (None: called)."""
     params = Parameters(fn)
     if any(name.startswith("___") for name in params.names()):
         return None
     call = params.call_args()
     name = fn.__name__ if fn.__name__.isidentifier() else "dispatch"
     tests = ([] if params.varargs else ["___more"]) + [f"{n} is ___UNSET" for n in params.defaulted]
+    inline = list(inline) + [None] * (count - len(inline))
+    constants = [c for entry in inline if entry is not None for c in entry.constants]
     lines = [f"def ___make_dispatch(___ever, ___stance, ___DEFAULT, ___MISS, ___UNSET, ___split, "
-             f"___names, ___generic, {', '.join(f'___entry_{i}' for i in range(count))}):",
+             f"___names, ___generic, {', '.join(f'___entry_{i}' for i in range(count))}"
+             f"{', ___k' if constants else ''}):",
+             *(f"    {c} = ___k[{c!r}]" for c in constants),
              f"    def {name}({params.dispatch_params()}):  # dispatch of "
              f"{fn.__qualname__}: {count} entr{'y' if count == 1 else 'ies'}",
              f"        if {' or '.join(tests + ['___ever and ___stance() is not ___DEFAULT'])}:",
              "            # surplus or left-out arguments, or a stance (once one was ever set)",
              f"            ___args, ___kwargs = ___split(___names, {params.split_args()})",
              "            return ___generic(___me, *___args, **___kwargs)"]
-    for index in range(count):
+    for index, entry in enumerate(inline):
+        if entry is not None:
+            lines += [f"        {line}" if line.strip() else "" for line in entry.lines]
+            continue
         lines += [f"        ___r = ___entry_{index}({call})  # entry {index}: its guard, its run",
                   "        if ___r is not ___MISS:",
                   "            return ___r"]
@@ -183,14 +312,16 @@ def make_dispatch(fn: types.FunctionType, guarded: Sequence[Callable], guards: S
     params = Parameters(fn)
     if params.varargs or any(getattr(g, "params", None) != params.guard_params() for g in guards):
         return None
-    source = dispatch_source(fn, len(guarded))
+    inline = [inline_entry(g, i) for i, g in enumerate(guarded)]
+    source = dispatch_source(fn, len(guarded), inline)
     if source is None:
         return None
+    constants = {k: v for entry in inline if entry is not None for k, v in entry.constants.items()}
     scope: dict[str, Any] = {}
     exec(compile(source, f"<astcompiler dispatch of {fn.__qualname__}>", "exec"), scope)
     made = scope["___make_dispatch"](EVER_SET, CURRENT_STANCE.get, DEFAULT, MISS, UNSET, split,
                                      tuple(params.posonly + params.positional), generic,
-                                     *guarded)
+                                     *guarded, *([constants] if constants else []))
     name_like(made, fn)
     made.source = source  # type: ignore[attr-defined]
     return made

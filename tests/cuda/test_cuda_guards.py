@@ -38,31 +38,6 @@ def test_mark_dynamic_on_device_arrays_keeps_one_entry():
     assert len(compiled.entries) == 1
 
 
-def on_gpu(array, ordinal):
-    """Give a simulator array a fake GPU ordinal where numba keeps it (its context's device)."""
-    device = types.SimpleNamespace(id=ordinal)
-    array.gpu_data = types.SimpleNamespace(context=types.SimpleNamespace(device=device))
-    return array
-
-
-@simulator_only
-def test_guard_checks_the_device_ordinal():
-    compiled = ac.compile(scaled, device="cuda")
-    x, y = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
-    xd, yd = cuda.to_device(x), cuda.to_device(y)
-    assert devices.device_id(xd) == 0
-    np.testing.assert_array_equal(compiled(xd, yd).copy_to_host(), scaled(x, y))
-    compiled(xd, yd)
-    assert len(compiled.entries) == 1
-    x1 = on_gpu(cuda.to_device(x), 1)
-    assert devices.device_id(x1) == 1
-    np.testing.assert_array_equal(compiled(x1, yd).copy_to_host(), scaled(x, y))
-    assert len(compiled.entries) == 2  # an array on "GPU 1": a new entry, not the old one
-    compiled(on_gpu(cuda.to_device(x), 1), yd)
-    compiled(xd, yd)
-    assert len(compiled.entries) == 2  # each GPU's entry serves its arrays
-
-
 class InterfaceArray:
     """A device array known only by its ``__cuda_array_interface__`` (as CuPy's are). Under
     the simulator "device" memory is host memory: it wraps a host buffer."""

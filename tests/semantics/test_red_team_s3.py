@@ -98,12 +98,9 @@ def flat_sum(x):
     return x.sum()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "x.sum() of a C-contiguous (4, 7) float64 array: NumPy adds the 28 elements as one pairwise "
-    "run (== x.ravel().sum()), e.g. -3.4070642905620243; compiled (numba) gives "
-    "-3.4070642905620234 (neither the flat pairwise order nor row-by-row): 1-2 ulp off; the "
-    "same for x.sum(axis=(1, 2)) of (2, 3, 50) and for strided x[::2].sum()"))
 def test_whole_sum_of_a_matrix_is_numpys_bits():
+    """NumPy adds a C-contiguous matrix's elements as one pairwise run (== x.ravel().sum());
+    kernels take a flattened twin on contiguous operands (``flat_sums.py``)."""
     differential(flat_sum, [(np.random.default_rng(0).standard_normal((4, n)),) for n in (7, 129)],
                  bits=True)
 
@@ -181,13 +178,6 @@ def test_warnings_of_numpy_steps_before_a_flagged_kernel_static(numpy_simd_polic
 SPECIAL32 = np.array([0, -0.0, np.inf, -np.inf, np.nan, 88.8, -104, 1e-40, -1, 1e-3], np.float32)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "transcendental_mix on 37 float32 normals, then on [0, -0., inf, -inf, nan, 88.8, -104, "
-    "1e-40, -1, 1e-3] (a dynamic-size entry): plain warns [overflow exp, divide by zero log, "
-    "invalid sin, invalid cos]; compiled (numba, config.numpy_simd_math on) warns [invalid sin, "
-    "invalid cos, overflow exp, divide by zero log, invalid sin, invalid cos]: sin/tanh/cos run "
-    "as NumPy steps in the wrapper (and warn), then the kernel's flag reruns the whole call "
-    "eagerly (wrapper.py check_fp: can_rerun ignores the NumPy steps that already warned)"))
 def test_warnings_of_numpy_steps_before_a_flagged_kernel_dynamic(numpy_simd_policy):
     differential(transcendental_mix, [(R.standard_normal(37).astype(np.float32),), (SPECIAL32,)])
 
@@ -259,15 +249,7 @@ def add_windows(x, y, k):
     return x
 
 
-NUMBA_BROADCAST_IN_LOOP = pytest.mark.xfail(strict=True, reason=(
-    "x[i:i+3] += y in a loop, x = zeros(6), y = ones(3), k = 5 (x[4:7] has 2 elements): plain "
-    "raises ValueError('operands could not be broadcast together with shapes (2,) (3,) (2,) '); "
-    "compiled numba raises numba's ValueError('unable to broadcast argument 1 to output array"
-    "\\nFile \".../numba/np/npyimpl.py\", line 373, ...') (the loop region's njit code); the "
-    "writes before the error agree (eager is right)"))
-
-
-@pytest.mark.parametrize("backend", ["eager", pytest.param("numba", marks=NUMBA_BROADCAST_IN_LOOP)])
+@pytest.mark.parametrize("backend", ["eager", "numba"])
 def test_in_place_broadcast_error_in_a_loop_is_numpys(backend):
     differential(add_windows, [(np.zeros(6), np.ones(3), 2), (np.zeros(6), np.ones(3), 5)],
                  backend=backend)
@@ -318,12 +300,6 @@ def divide_then_masked_store(x, y):
     return x.sum()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "x /= y (0/0 at one of 10 elements), then x[x > 1e10] = np.log(-x[x > 1e10]): plain warns "
-    "['invalid value encountered in divide']; compiled (numba) warns ['invalid value encountered "
-    "in divide', 'invalid value encountered in greater']: kernel_1_greater's vectorized compare "
-    "of the NaN raises the invalid flag (a signaling compare) and the wrapper reports it with "
-    "fp_report(['greater']); NumPy's comparisons never warn on NaN"))
 def test_comparison_of_nan_after_a_warning_kernel_does_not_warn():
     y = np.ones(10)
     y[5] = 0.0
@@ -338,13 +314,6 @@ def stable_softmax(x):
     return np.exp(x - x.max()) / np.exp(x - x.max()).sum()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "np.log(x) + np.log(x) with x = [-1, 1]: plain warns 'invalid value encountered in log' "
-    "twice (two ufunc calls); compiled warns once, on eager, aot_eager and numba (and the CUDA "
-    "target): the graph's common-subexpression pass merges the two calls although each warns "
-    "(np.errstate(call=...) handlers also run once instead of twice). The same for "
-    "np.exp(x - x.max()) / np.exp(x - x.max()).sum() with x = [-inf, -inf] ('invalid value "
-    "encountered in subtract' twice vs once)"))
 @pytest.mark.parametrize("fn, x", [(log_twice_added, [-1.0, 1.0]),
                                    (stable_softmax, [-np.inf, -np.inf])])
 def test_repeated_warning_ops_are_not_merged(fn, x):
@@ -356,12 +325,6 @@ def unused_log(x):
     return x * 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "unused = np.log(x); return x * 2 with x = [-1, 1]: plain warns 'invalid value encountered "
-    "in log' (and under np.errstate(invalid='raise') raises FloatingPointError('invalid value "
-    "encountered in log')); compiled warns nothing and returns [-2, 2], on eager and numba: dead "
-    "code elimination drops a float op whose only effect is its FP warning/error (the same for "
-    "an unused x / 0.0)"))
 @pytest.mark.parametrize("mode", ["warn", "raise"])
 def test_unused_op_that_warns_still_warns(mode):
     with np.errstate(all=mode):
@@ -372,11 +335,6 @@ def dense_relu(a, b):
     return np.maximum(a @ b + 1.0, 0.0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "np.maximum(a @ b + 1.0, 0.0) with a = [[inf, 1], [0, 2]], b = [[0, 1], [1, nan]]: plain "
-    "warns ['invalid value encountered in matmul'] once; compiled (numba) warns it twice (the "
-    "product's NumPy/BLAS step warns, then the epilogue kernel's FP check sees a flag and the "
-    "call reruns eagerly, or the twin reruns the product); plain a @ b alone is right"))
 def test_matmul_then_epilogue_warns_once():
     differential(dense_relu, [(np.array([[np.inf, 1.0], [0.0, 2.0]]),
                                np.array([[0.0, 1.0], [1.0, np.nan]]))])
@@ -405,21 +363,11 @@ def default_filter_counts(fn, calls: int = 3) -> list[int]:
     return counts
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "two np.log lines that both warn 'invalid value encountered in log', under Python's default "
-    "warnings filter (once per location): plain warns [2, 0, 0] times over three calls (two "
-    "source lines); compiled (eager) warns [1, 0, 0]: both warnings come from "
-    "astcompiler/lower/eager.py:34, not the user's lines"))
 def test_default_filter_sees_each_source_line_eager():
     assert default_filter_counts(ac.compile(two_logs, backend="eager")) == \
         default_filter_counts(two_logs)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "x[:] = np.log(x) with x = [-1, 1] under Python's default warnings filter: plain warns "
-    "[1, 0, 0] over three calls; compiled (numba) warns [1, 1, 0]: the first call's warning "
-    "comes from astcompiler/lower/base.py:109, the next one's from the generated run_*.py:27 "
-    "(two locations, so the once-per-location rule shows it twice)"))
 def test_default_filter_warns_once_numba():
     assert default_filter_counts(ac.compile(store_log, backend="numba")) == \
         default_filter_counts(store_log)
@@ -429,10 +377,6 @@ def scalar_ratio(x, i):
     return x[i] / x[i + 1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "x[0] / x[1] with x = [1.0, 0.0]: plain warns 'divide by zero encountered in scalar divide' "
-    "(NumPy scalars); compiled (eager, aot_eager) warns 'divide by zero encountered in divide' "
-    "(the replay divides 0-d arrays); numba is right"))
 def test_scalar_divide_warning_message_eager():
     compiled = ac.compile(scalar_ratio, backend="eager")
     args = (np.array([1.0, 0.0]), 0)

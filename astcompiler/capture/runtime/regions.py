@@ -53,11 +53,13 @@ def value_meta(value: Any) -> TensorMeta | None:
     return None
 
 
-def merge_meta(name: str, before: TensorMeta | None, after: TensorMeta) -> TensorMeta:
-    """The type a state variable must have to hold both values (NumPy/Python promotion)."""
+def merge_meta(name: str, before: TensorMeta | None, after: TensorMeta,
+               same_size: Callable[[Any, Any], bool] | None = None) -> TensorMeta:
+    """The type a state variable must have to hold both values (NumPy/Python promotion).
+    ``same_size(a, b)``: whether two different symbolic sizes are equal (a guard when true)."""
     if before is None or before == after:
         return after
-    if before.shape != after.shape:
+    if not _same_shape(before.shape, after.shape, same_size):
         raise GraphBreak(f"{name!r} changes shape from {before.shape} to {after.shape} inside a "
                          "compiled loop or branch; allocate it with its final shape first")
     if before.pytype is not None and after.pytype is not None:
@@ -71,6 +73,16 @@ def merge_meta(name: str, before: TensorMeta | None, after: TensorMeta) -> Tenso
         dtype = np.result_type(before.dtype, after.pytype(0))
         return TensorMeta(before.shape, dtype, before.scalar)
     return TensorMeta(after.shape, np.result_type(before.dtype, after.dtype), after.scalar)
+
+
+def _same_shape(before: tuple, after: tuple,
+                same_size: Callable[[Any, Any], bool] | None) -> bool:
+    """Equal shapes, where two different symbolic sizes count as equal when ``same_size`` says
+    so (the carried ``v`` of ``v = A @ v`` goes from ``(s2,)`` to ``(s0,)``)."""
+    if len(before) != len(after):
+        return False
+    return all(a == b or (same_size is not None and same_size(a, b))
+               for a, b in zip(before, after))
 
 
 def example_for(meta: TensorMeta, value: Any) -> Any:
@@ -155,11 +167,28 @@ class RegionBuilder:
                     raise GraphBreak(f"{name!r} becomes a {type(after).__name__} inside a "
                                      f"compiled {self.kind}; only arrays and numbers can change there")
                 start = self.metas.get(k, value_meta(self.init[k]) if not is_undefined(self.init[k]) else None)
-                merged = merge_meta(name, start, meta)
+                merged = merge_meta(name, start, meta, self.same_size)
                 if self.metas.get(k) != merged:
                     self.metas[k] = merged
                     changed = True
         return changed
+
+    def same_size(self, a: Any, b: Any) -> bool:
+        """Two symbolic sizes of a carried value are equal in this call (their hints agree):
+        the loop carries one size, under the guard ``a == b`` (a later call where they differ
+        recompiles). Constants and sizes without hints (masks, windows) never merge."""
+        import sympy
+
+        if isinstance(a, (int, np.integer)) or isinstance(b, (int, np.integer)):
+            return False
+        env = self.tracer.shape_env
+        symbols = sympy.sympify(a).free_symbols | sympy.sympify(b).free_symbols
+        if any(env.symbols.get(s) is None or env.symbols[s].hint is None
+               or env.symbols[s].unbacked for s in symbols):
+            return False
+        if env.size_hint(a) != env.size_hint(b):
+            return False
+        return self.tracer.evaluate_relation(sympy.Eq(a, b))
 
     def fixpoint(self, trace_all: Callable[[], list[Pass]],
                  first: list[Pass] | None = None) -> list[Pass]:

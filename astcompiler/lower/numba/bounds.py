@@ -11,7 +11,7 @@ with the helpers below, which raise NumPy's exact messages.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import sympy
@@ -76,10 +76,12 @@ Interval = tuple[Bound, Bound]
 @dataclass
 class ValueRanges:
     """Known ranges of integer values: loop indices of enclosing ``range`` loops, and the
-    outer value each captured placeholder of a region body stands for."""
+    outer value each captured placeholder of a region body stands for. ``rule``: a call node's
+    range from its op's rule (``optable.value_range``; None: calls have no known range)."""
 
     loops: dict[Node, Interval] = field(default_factory=dict)
     outer: dict[Node, Any] = field(default_factory=dict)
+    rule: Callable[["ValueRanges", Node], Interval | None] | None = None
 
     def of(self, value: Any) -> Interval | None:
         """``[lo, hi]`` of an integer value, or None when nothing is known."""
@@ -93,29 +95,17 @@ class ValueRanges:
             return self.loops[value]
         if value in self.outer:
             return self.of(self.outer[value])
-        if value.op != "call":
+        if value.op != "call" or self.rule is None:
             return None
-        return self._call(value)
+        return self.rule(self, value)
 
-    def _call(self, node: Node) -> Interval | None:
-        target, args = node.target, node.args
-        if target == "scalar":
-            return self.of(args[0])
-        if target == "dim_size" and isinstance(args[0], Node) and args[0].meta is not None:
-            size = args[0].meta.shape[args[1]]
-            return size, size
-        if node.meta.pytype is not int or len(args) != 2:
-            return None  # fixed-width integers may wrap: no range
-        a, b = self.of(args[0]), self.of(args[1])
-        if a is None or b is None:
+    def python_int_operands(self, node: Node) -> tuple[Interval, Interval] | None:
+        """The ranges of a binary op's two operands when its result is a Python int (exact, so
+        interval arithmetic holds; fixed-width integers may wrap: None)."""
+        if node.meta is None or node.meta.pytype is not int or len(node.args) != 2:
             return None
-        if target == "add":
-            return a[0] + b[0], a[1] + b[1]
-        if target == "subtract":
-            return a[0] - b[1], a[1] - b[0]
-        if target == "multiply" and b[0] == b[1] and _nonnegative(b[0]):
-            return a[0] * b[0], a[1] * b[0]
-        return None
+        a, b = self.of(node.args[0]), self.of(node.args[1])
+        return None if a is None or b is None else (a, b)
 
     def loop_index(self, controls: tuple) -> Interval | None:
         """The range of ``i`` inside ``for i in range(start, stop, step)``."""
@@ -207,7 +197,7 @@ def whole_mask(base: Any, index: Any) -> Any:
     return None
 
 
-def _nonnegative(value: Bound) -> bool:
+def nonnegative(value: Bound) -> bool:
     """True only when ``value >= 0`` is certain (size symbols carry their lower bounds)."""
     if isinstance(value, int):
         return value >= 0
@@ -220,8 +210,8 @@ def proven_inside(interval: Interval | None, size: Bound) -> bool:
     if interval is None:
         return False
     lo, hi = interval
-    return (_nonnegative(lo) and _nonnegative(size - 1 - hi)) or \
-        (_nonnegative(-1 - hi) and _nonnegative(size + lo))
+    return (nonnegative(lo) and nonnegative(size - 1 - hi)) or \
+        (nonnegative(-1 - hi) and nonnegative(size + lo))
 
 
 @dataclass

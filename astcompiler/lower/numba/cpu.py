@@ -47,11 +47,13 @@ import numpy as np
 
 from ...config import config
 from ...graph import Node
+from .flat_sums import FlatTwin, dispatch_lines, flat_twin
 from .masked import OVERLAP_SOURCE, snapshots
 from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
 from .unit_strides import unit_stride_test
 from .scalar import (cast, cheap, constant, empty_message, helper_imports, helper_source,
                      raises_flags, type_name)
+from .vecmath import FAST_BLOCK, big_call, call_name, fast_call, fast_import_line
 
 LANES = 4  # independent accumulators in an unrolled reduction loop (kept for callers)
 VECTOR_LANES = 64  # lanes of a vectorized reduction (array accumulators, a power of two)
@@ -67,8 +69,24 @@ PAIRWISE_VALUES = 128  # pairwise.VALUES
 PAIRWISE_SMALLEST = 8192  # elements at least in a prange twin's subtree of the sum tree
 PAIRWISE_STATIC = 4096  # static rows up to this length: their sum tree is written out
 PAIRWISE_IMPORT = ("from astcompiler.lower.numba.pairwise import block_sum8, block_sums4, "
-                   "pairwise_level, pairwise_sum  # NumPy's pairwise float sums")
+                   "c_view, flat_view, pairwise_level, pairwise_sum  # NumPy's pairwise float sums")
 _SUM_TERM = "{acc} + "
+# float max/min whose whole blocks of lanes run in registers (lane_loops.py), by combine template
+LANE_LOOPS = {"({v} if {v} >= {acc} else {acc})": "lanes_max",
+              "({v} if {v} <= {acc} else {acc})": "lanes_min"}
+LANE_LOOPS_IMPORT = ("from astcompiler.lower.numba.lane_loops import lanes_max, lanes_min  "
+                     "# max/min lanes in registers {}")
+
+
+def lane_loops_import() -> str:
+    """The import of ``lane_loops``, tagged with a hash of its source: numba's disk cache of a
+    kernel tracks only the kernel's module, so a changed intrinsic must change the kernel's
+    source (as ``vecmath.import_line``)."""
+    import hashlib
+    import pathlib
+
+    text = (pathlib.Path(__file__).parent / "lane_loops.py").read_bytes()
+    return LANE_LOOPS_IMPORT.format(hashlib.sha256(text).hexdigest()[:12])
 _FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64))
 
 # accumulator dtypes whose arithmetic numba does not widen: no cast back after each step
@@ -146,10 +164,15 @@ def _arithmetic(template: str) -> bool:
 class KernelEmitter:
     """Emits one kernel function (serial or parallel) for a ``KernelPlan``."""
 
-    def __init__(self, kernel: KernelPlan, plan: Plan, nested: bool = False):
+    def __init__(self, kernel: KernelPlan, plan: Plan, nested: bool = False,
+                 shapes: dict[Node, tuple] | None = None):
         """``nested``: called from numba code (a structured function), which holds 0-d values
-        as numbers: every 0-d input and output is a scalar value, never a 0-d array."""
+        as numbers: every 0-d input and output is a scalar value, never a 0-d array.
+        ``shapes``: the members' shapes in a flattened twin (``flat_sums.py``)."""
         self.k = kernel
+        self.shapes = shapes or {}
+        self.twin: KernelEmitter | None = None  # the flattened twin the entries may call
+        self.twin_spec: FlatTwin | None = None
         self.plan = plan
         self.ndim = len(kernel.shape)
         self.names = Namer(_RESERVED | {f"i{d}" for d in range(self.ndim)}
@@ -166,6 +189,10 @@ class KernelEmitter:
         self.reductions = [n for n in kernel.nodes if isinstance(kernel.rules[n], ReductionRule)]
         self.exact = exact_rules(kernel, self.reductions)  # NumPy's float-sum dtypes and order
         self.uses_pairwise = False
+        self.uses_lane_loops = False  # max/min lanes in registers (lane_loops.py)
+        self.fast_keys: dict[Node, str] = {}  # sin/cos members with a fast variant (fast_blocks)
+        self.fast_on = False  # emitting a block's body with the fast variants
+        self.fast_big = self.names("trig_big")
         self.acc = {n: self.names(f"acc_{n.name}", _ACC_PREFIXES, lanes) for n in self.reductions}
         self.elem = {n: self.names(f"e_{n.name}", suffixes=lanes) for n in self.reductions}
         self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items()
@@ -233,7 +260,7 @@ class KernelEmitter:
             return f"{self.param[masked.gathers[node]]}[{self.full_index()}]"
         if node.meta.shape == ():
             return self.scalar_input.get(node, self.param[node])
-        shape = node.meta.shape
+        shape = self.shape_of(node)
         idx = []
         for j, size in enumerate(shape):
             d = j + consumer_ndim - len(shape)
@@ -242,7 +269,7 @@ class KernelEmitter:
 
     def out_index(self, node: Node) -> str:
         """Index of a member's own element in its output buffer (or stash)."""
-        shape = node.meta.shape
+        shape = self.shape_of(node)
         if isinstance(self.k.rules[node], ReductionRule) and self.k.style == "columns":
             kept = self.k.kept_axes
             if len(shape) == self.ndim:
@@ -251,6 +278,10 @@ class KernelEmitter:
         per_element = node in self.k.inner or self.k.style == "pointwise"
         return self.index([self.var(d) if shape[d] != 1 and (per_element or d < self.k.outer)
                            else "0" for d in range(len(shape))])
+
+    def shape_of(self, node: Node) -> tuple:
+        """A node's shape as this kernel reads it (collapsed in a flattened twin)."""
+        return self.shapes.get(node, tuple(node.meta.shape))
 
     def dtype_of(self, value: Any) -> np.dtype | None:
         if isinstance(value, Node):
@@ -278,7 +309,7 @@ class KernelEmitter:
 
     def pointwise(self, node: Node) -> str:
         rule: ScalarRule = self.k.rules[node]
-        ndim = len(node.meta.shape)
+        ndim = len(self.shape_of(node))
         picks = rule.operands if rule.operands is not None else range(len(node.args))
         texts = ["None"] * len(node.args)
         for i in picks:
@@ -299,7 +330,14 @@ class KernelEmitter:
     # -- statements -----------------------------------------------------------------------
 
     def compute(self, w: _Writer, node: Node) -> None:
-        w(f"{self.value(node)} = {self.pointwise(node)}", node.origin)
+        text = self.pointwise(node)
+        key = self.fast_keys.get(node) if self.fast_on else None
+        if key is not None:  # the small-argument variant; the block reruns past it
+            dtypes = self.k.rules[node].operand_dtypes
+            arg = self.operand(node.args[0], dtypes[0] if dtypes else None, len(node.meta.shape))
+            text = text.replace(f"{call_name(key)}(", f"{fast_call(key)}(", 1)
+            w(f"{self.fast_big} = {self.fast_big} | {big_call(key)}({arg})")
+        w(f"{self.value(node)} = {text}", node.origin)
 
     def store(self, w: _Writer, node: Node) -> None:
         if node not in self.returns:
@@ -575,6 +613,9 @@ class KernelEmitter:
             w.close()
             self.unit_test = test
             return
+        if not rest and lanes == 1 and self.fast_keys and not self.fast_on:
+            self.fast_blocks(w, d, lo, hi, body, "numba.prange" if d == prange else "range")
+            return
         if rest or lanes == 1:
             loop = "numba.prange" if d == prange else "range"
             w.open(f"for i{d} in {loop}({hi if lo == '0' else f'{lo}, {hi}'}):")
@@ -603,6 +644,49 @@ class KernelEmitter:
         with self.in_lane(_Lane("_l0", d, 0)):
             body()
         w.close()
+
+    def fast_blocks(self, w: _Writer, d: int, lo: str, hi: str, body: Callable[[], None],
+                    loop: str) -> None:
+        """The innermost loop of a pointwise kernel calling sin/cos: blocks of ``FAST_BLOCK``
+        elements with their small-argument variants (``vecmath.FAST_VARIANTS``), each block
+        again with the full functions when an argument was past them (the same bits where both
+        apply: only the inputs are read, the outputs are fresh), then the tail."""
+        blocks, start = self.names(f"blocks{d}"), self.names(f"block{d}")
+        w(f"{blocks} = ({hi} - {lo}) // {FAST_BLOCK}" if lo != "0" else
+          f"{blocks} = {hi} // {FAST_BLOCK}")
+        w.open(f"for {start} in {loop}({blocks}):")
+        w(f"b{d} = {lo} + {start} * {FAST_BLOCK}" if lo != "0" else f"b{d} = {start} * {FAST_BLOCK}")
+        w(f"{self.fast_big} = False")
+        for fast in (True, False):
+            if not fast:
+                w.open(f"if {self.fast_big}:  # an argument past the fast reduction: all again")
+            w.open(f"for u in range({FAST_BLOCK}):")
+            w(f"i{d} = b{d} + u")
+            self.fast_on = fast
+            body()
+            self.fast_on = False
+            w.close(1 if fast else 2)
+        w.close()
+        tail = f"{blocks} * {FAST_BLOCK}" if lo == "0" else f"{lo} + {blocks} * {FAST_BLOCK}"
+        w.open(f"for i{d} in range({tail}, {hi}):")
+        body()
+        w.close()
+
+    def fast_variants(self) -> dict[Node, str]:
+        """Members calling a vecmath function with a small-argument variant, in a pointwise
+        kernel whose outputs are fresh arrays (a block may be computed twice)."""
+        k = self.k
+        if k.style != "pointwise" or k.masked is not None or k.store_into is not None \
+                or k.stored is not None or self.returns:
+            return {}
+        found = {}
+        for node in k.nodes:
+            rule = k.rules[node]
+            keys = getattr(rule, "helpers", ())
+            if isinstance(rule, ScalarRule) and len(keys) == 1 and fast_call(keys[0]) \
+                    and rule.template == f"{call_name(keys[0])}({{0}})" and node.args:
+                found[node] = keys[0]
+        return found
 
     # -- functions ----------------------------------------------------------------------
 
@@ -636,6 +720,8 @@ class KernelEmitter:
         else:
             sources = []
             entry = self.loop_entry
+        if self.twin is not None:
+            sources = self.twin.functions() + sources
         sources.append(entry(k.name, False))
         if k.parallel_dim is not None:
             sources.append(entry(f"{k.name}_parallel", True))
@@ -664,6 +750,17 @@ class KernelEmitter:
         for node, name in self.scalar_input.items():
             w(f"{name} = {self.param[node]}[()]")
 
+    def flat_dispatch(self, w: _Writer, parallel: bool) -> None:
+        """Contiguous operands: the flattened twin (NumPy's order over coalesced axes)."""
+        if self.twin is None or self.twin_spec is None:
+            return
+        twin = self.twin.k
+        call = twin.name + ("_parallel" if parallel and twin.parallel_dim is not None else "")
+        arrays = [(self.param[n], tuple(n.meta.shape)) for n in self.k.inputs] \
+            + [(self.out[n], tuple(n.meta.shape)) for n in self.buffers]
+        dispatch_lines(self.twin_spec, self.ndim, arrays, call, bool(self.returns), w, w.open,
+                       w.close)
+
     def finish_entry(self, w: _Writer) -> None:
         if self.returns:
             w("return " + ", ".join(self.local[n] for n in self.returns))
@@ -676,6 +773,7 @@ class KernelEmitter:
         self.prelude(w)
         if self.k.style == "pointwise":
             prange = self.k.parallel_dim if parallel else None
+            self.fast_keys = self.fast_variants()
             self.unit_test = unit_stride_test(self.k, {**self.param, **self.out})
             self.nest(w, list(range(self.ndim)), lambda: self.pointwise_element(w), 1,
                       prange=prange)
@@ -785,6 +883,7 @@ class KernelEmitter:
         k = self.k
         self.parallel = parallel
         w = _Writer()
+        self.flat_dispatch(w, parallel)
         self.prelude(w)
         if not parallel:  # one row temporary for all rows; per slice of rows in parallel
             self.temp_allocations(w)
@@ -873,6 +972,7 @@ class KernelEmitter:
         self.parallel = parallel
         known = self.outer_names_before()
         w = _Writer()
+        self.flat_dispatch(w, parallel)
         self.prelude(w)
         self.temp_allocations(w)
         self.outer_nodes(w, k.prologue)
@@ -971,7 +1071,8 @@ class KernelEmitter:
         opened = lanes == VECTOR_LANES and self.row_mode is None  # else the entry decided
         if lanes == VECTOR_LANES and not opened:
             self.init_lanes(w, sweep, lanes)
-            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes, ranges)
+            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes,
+                      self.register_lanes(w, sweep, dims, ranges))
             self.merge_lanes(w, sweep, lanes)
             return
         if opened:
@@ -980,7 +1081,8 @@ class KernelEmitter:
             extent = hi if lo == "0" else f"{hi} - {lo}"
             w.open(f"if {extent} >= {2 * VECTOR_LANES}:  # long rows: vector lanes")
             self.init_lanes(w, sweep, lanes)
-            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes, ranges)
+            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes,
+                      self.register_lanes(w, sweep, dims, ranges))
             self.merge_lanes(w, sweep, lanes)
             w.close()
             w.open("else:")
@@ -990,6 +1092,41 @@ class KernelEmitter:
         self.merge_lanes(w, sweep, lanes)
         if opened:
             w.close()
+
+    def register_lanes(self, w: _Writer, sweep: Sweep, dims: list[int],
+                       ranges: dict[int, tuple[str, str]] | None) -> dict[int, tuple[str, str]]:
+        """A sweep made only of float max/min of input rows: their whole blocks of lanes run
+        in registers (``lane_loops.py``, same lanes and results) when the rows have unit
+        stride; returns the ranges the lane loop still covers (the tail, or all of it)."""
+        ranges = dict(ranges or {})
+        if len(dims) != 1 or sweep.compute or sweep.load or sweep.store or sweep.stash:
+            return ranges
+        rows = {}
+        for node in sweep.reductions:
+            rule = self.rule(node)
+            intrinsic = LANE_LOOPS.get(rule.combine)
+            if intrinsic is None or rule.arg or not rule.nan_flag or rule.acc_dtype not in _FLOATS \
+                    or rule.input_dtype != rule.acc_dtype:
+                return ranges
+            rows[node] = (intrinsic, self.direct_row(node, sweep))
+            if rows[node][1] is None:
+                return ranges
+        d = dims[0]
+        lo, hi = ranges.get(d, ("0", f"n{d}"))
+        start = self.names(f"start{d}")
+        params = sorted({self.param[node.args[0]] for node in rows})
+        test = " and ".join(f"{p}.strides[{d}] == {p}.itemsize" for p in params)
+        self.uses_lane_loops = True
+        w.open(f"if {test}:  # unit stride: lanes in registers (lane_loops.py)")
+        for node, (intrinsic, row) in rows.items():
+            acc = self.acc[node]
+            w(f"{start} = {intrinsic}({row}, {lo}, {hi}, {acc}_v, nan_{acc}_v)")
+        w.close()
+        w.open("else:")
+        w(f"{start} = {lo}")
+        w.close()
+        ranges[d] = (start, hi)
+        return ranges
 
     # NumPy's pairwise float sums (``pairwise.py``)
 
@@ -1003,11 +1140,12 @@ class KernelEmitter:
         return [n for n in sweep.reductions if n in self.exact]
 
     def unrolled_pairwise(self, sweep: Sweep) -> bool:
-        """A static row of 8 to 128 elements whose other reductions merge: NumPy's eight
-        accumulators are unrolled scalar lanes (no buffer, no call)."""
+        """A static row of 8 to 128 elements whose other reductions merge and whose summands
+        are cheap: NumPy's eight accumulators are unrolled scalar lanes (no buffer, no call)."""
         last = self.k.shape[-1]
         return isinstance(last, (int, np.integer)) and SHORT_ROW <= last <= PAIRWISE_LEAF \
-            and all(self.rule(n).merge and not self.rule(n).arg for n in sweep.reductions)
+            and all(self.rule(n).merge and not self.rule(n).arg for n in sweep.reductions) \
+            and all(cheap(n) for n in sweep.compute)  # exp in 9 copies: 10 s to compile
 
     def short_pairwise_sweep(self, w: _Writer, sweep: Sweep, dims: list[int],
                              ranges: dict[int, tuple[str, str]]) -> None:
@@ -1054,7 +1192,7 @@ class KernelEmitter:
                 or not isinstance(source, Node) or source in self.k.rules \
                 or source not in self.param or source in self.plan.weak:
             return None
-        shape = source.meta.shape
+        shape = self.shape_of(source)
         if len(shape) != self.ndim or shape[-1] == 1 or np.dtype(source.meta.dtype) != \
                 rule.acc_dtype:
             return None
@@ -1330,7 +1468,16 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
     ``nested`` (see ``KernelEmitter``): the serial entry is also inlined into its numba caller
     (``inline="always"``: one loop nest there, which LLVM optimizes with the caller's arrays)."""
     emitter = KernelEmitter(kernel, plan, nested)
+    twin = flat_twin(kernel)
+    if twin is not None:  # several trailing axes summed: NumPy's order on contiguous operands
+        emitter.twin = KernelEmitter(twin.kernel, plan, nested, twin.shapes)
+        emitter.twin_spec = twin
     functions = emitter.functions()
+    if twin is not None:
+        emitter.uses_pairwise = True  # (flat_view)
+        for key in emitter.twin.helpers:
+            if key not in emitter.helpers:
+                emitter.helpers.append(key)
     if nested:
         head = f"def {kernel.name}("
         functions = [f.replace(")\n" + head, ', inline="always")\n' + head, 1)
@@ -1351,10 +1498,14 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
               '"""', "", "import numpy as np", "import numba", ""]
     if emitter.uses_pairwise:
         header.insert(-1, PAIRWISE_IMPORT)
+    if emitter.uses_lane_loops or (emitter.twin is not None and emitter.twin.uses_lane_loops):
+        header.insert(-1, lane_loops_import())
     if any(raises_flags(key) for key in emitter.helpers):
         header.insert(-1, "from astcompiler.lower.numba.runtime import fp_divide_by_zero, fp_overflow")
     for line in helper_imports(emitter.helpers):
         header.insert(-1, line)
+    for key in dict.fromkeys(emitter.fast_keys.values()):
+        header.insert(-1, fast_import_line(key))
     helpers = [f"\n@numba.njit(cache={{cache}}, error_model=\"numpy\")\n{helper_source(key)}"
                for key in emitter.helpers if helper_source(key)]  # "": imported
     body = "\n".join(header) + "".join(helpers) + "\n\n" + "\n\n".join(functions)

@@ -32,6 +32,7 @@ from ...graph import Graph, Node, eliminate_dead_carried
 from ...ops.registry import REGISTRY
 from .bounds import ValueRanges, proven_inside
 from .cpu import KernelCode, kernel_code, rule_compiles
+from .sum_orders import numpy_sum_order
 from .files import load_source
 from .masked import OVERLAP_SOURCE
 from .oprules_common import region_result
@@ -73,6 +74,17 @@ def _ac_mask_mismatch(a, mask):
 '''
 
 OVERLAP = OVERLAP_SOURCE.format(cache=True)  # masked.py: NumPy's may_share_memory
+
+COPY_SAME_SHAPE = '''
+@numba.njit(cache=True, error_model="numpy")
+def _ac_copy_same_shape(dst, src):
+    # dst[...] = src for two arrays of one shape: numba's ``[...] =`` compiles its broadcast
+    # error message (str of ints), 1.6-2.6 s of compile time per structured function
+    if dst.shape != src.shape:  # never, by construction (the temporary has the view's shape)
+        raise ValueError("astcompiler internal error: a temporary of another shape")
+    for idx in np.ndindex(src.shape):
+        dst[idx] = src[idx]
+'''
 
 SLICE_LEN = '''
 @numba.njit(cache=True, inline="always")
@@ -254,7 +266,11 @@ class LoopKernels:
             temps = [temp if n is stored else b for n, b in zip(code.buffers, buffers)]
             emitter.emit(indent + "    ", f"{target}{alias}({', '.join(args + temps)})",
                          _first_origin(kernel))
-            emitter.emit(indent + "    ", f"{view}[...] = {temp}", mutation)
+            if len(stored.meta.shape):  # same shape as the view: no broadcast to compile
+                emitter.helpers.add(COPY_SAME_SHAPE)
+                emitter.emit(indent + "    ", f"_ac_copy_same_shape({view}, {temp})", mutation)
+            else:
+                emitter.emit(indent + "    ", f"{view}[...] = {temp}", mutation)
             emitter.emit(indent, "else:")
             inner = indent + "    "
         emitter.emit(inner, f"{target}{alias}({', '.join(args + buffers)})",
@@ -296,7 +312,8 @@ class LoopKernels:
 
 def _in_kernel(node: Node, rule: Any) -> bool:
     meta = node.meta
-    if meta is None or meta.pytype is not None or np.dtype(meta.dtype) == np.float16:
+    if meta is None or meta.pytype is not None or np.dtype(meta.dtype) == np.float16 \
+            or numpy_sum_order(node, rule):  # NumPy's order of a cast or reordered sum
         return False
     return rule_compiles(node, rule)
 

@@ -118,5 +118,6 @@ def numpy_outputs(code: KernelCode, lower: LowerNumpy) -> Callable[..., tuple] |
             return None
         env[node] = graph.call(node.target, map_nodes(node.args, env.__getitem__),
                                map_nodes(node.kwargs, env.__getitem__), node.meta, node.origin)
+        env[node].operator, env[node].place = node.operator, node.place  # NumPy's warnings
     graph.output(tuple(env[n] for n in code.buffers + code.returns))
     return lower(graph, f"{code.name}_numpy")

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from ...graph import Node
-from .bounds import INDEX_HELPERS, mask_get_source, mask_set_source, whole_mask
+from .bounds import (INDEX_HELPERS, Interval, ValueRanges, mask_get_source, mask_set_source,
+                     whole_mask)
 from .oprules_common import (NOT_MINE, LoopEmitter, LoopRule, NotLowerable, dtype_of,
                              number_kind, number_source, python_kind, representative,
                              view_or_copy_unobservable)
@@ -304,3 +305,20 @@ def scan(combine: str) -> LoopRule:
         emitter.helpers.add(scan_source(name, combine, result))
         return f"{name}({emitter.value(a)})"
     return rule
+
+
+# -- value ranges (``NumbaRule.value_range``: index-bound proofs) ----------------------------------
+
+
+def scalar_range(ranges: ValueRanges, node: Node) -> Interval | None:
+    """A literal's (or a wrapped value's) range: its argument's."""
+    return ranges.of(node.args[0]) if node.args else None
+
+
+def dim_size_range(ranges: ValueRanges, node: Node) -> Interval | None:
+    """``x.shape[k]``: the traced size (a symbol for a dynamic one)."""
+    array = node.args[0] if node.args else None
+    if not isinstance(array, Node) or array.meta is None:
+        return None
+    size = array.meta.shape[node.args[1]]
+    return size, size

@@ -20,7 +20,8 @@ from ...ops import REGISTRY
 from .oprules_common import (NOT_MINE, LoopEmitter, NotLowerable, dtype_of, is_compare,
                              weak_int)
 from .region_ops import FITS
-from .scalar import ScalarRule, constant, float_select, kernel_operand, operand_dtype, type_name
+from .scalar import (ScalarRule, UfuncRule, constant, float_select, helper_call, kernel_operand,
+                     operand_dtype, type_name, unsigned)
 
 # -- elements of fused kernels -------------------------------------------------------------------
 
@@ -104,6 +105,111 @@ def cast_element(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
     if op.order_arg and node.kwargs.get("order", "K") not in ("K", "C", "F"):
         return None
     return ScalarRule((None,), "{0}", None, operands=(0,))
+
+
+# -- ufuncs where numba's scalar loop differs from NumPy's (``NumbaRule.ufunc``) -----------------
+# Each is ``(loop input dtypes, output dtype, node) -> ScalarRule | False | None``: False, the
+# node runs with NumPy; None, numba's own ufunc computes NumPy's values.
+
+
+def _operands(ins: tuple) -> str:
+    return ", ".join(f"{{{i}}}" for i in range(len(ins)))
+
+
+def _helper(key: str, ins: tuple, out: np.dtype) -> ScalarRule:
+    return ScalarRule(ins, f"{helper_call(key)}({_operands(ins)})", out, (key,))
+
+
+def modular_int(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None:
+    """Signed ``+ - * negative square``: the same bits as in the unsigned dtype of the width.
+    numba's signed arithmetic is ``nsw`` (LLVM may compute an int8 product in 64 bits), NumPy's
+    wraps, so kernels compute in the unsigned twin."""
+    if ins[0].kind != "i" or out != ins[0]:
+        return None
+    name = REGISTRY[node.target].ufunc.__name__
+    return ScalarRule((unsigned(out),) * len(ins), f"{type_name(out)}(np.{name}({_operands(ins)}))",
+                      out)
+
+
+def absolute_int(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None:
+    """``abs`` of signed ints: ``abs(MIN)`` is MIN, as in NumPy."""
+    if ins[0].kind != "i":
+        return None
+    return ScalarRule(ins, f"({type_name(out)}(np.negative({type_name(unsigned(out))}({{0}})))"
+                           " if {0} < 0 else {0})", out)
+
+
+def division(stem: str, float_key: str | None) -> UfuncRule:
+    """Integer division ufuncs by NumPy-exact helpers (``x // 0`` is 0 and raises NumPy's flag,
+    ``MIN // -1`` wraps); floats by ``float_key``'s helper (None: numba's is NumPy's)."""
+    def rule(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None:
+        kind = ins[0].kind
+        if kind in "iu":
+            return _helper(f"{stem}_{'int' if kind == 'i' else 'uint'}:{ins[0].name}", ins, out)
+        if kind == "f" and float_key is not None:  # remainder: a zero has the divisor's sign
+            return _helper(f"{float_key}:{ins[0].name}", ins, out)
+        return None
+    return rule
+
+
+def float_extremum(symbol: str) -> UfuncRule:
+    """Float ``maximum`` (``>``) / ``minimum`` (``<``): NaN propagates, ties give the second."""
+    def rule(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None:
+        return ScalarRule(ins, float_select(symbol, "{0}", "{1}"), out) \
+            if ins[0].kind == "f" else None
+    return rule
+
+
+def numpy_float_loop(ins: tuple, out: np.dtype, node: Node) -> bool | None:
+    """``fmax``/``fmin`` of floats: NumPy's result for -0.0 against 0.0 depends on its SIMD loop
+    and the array's length, so NumPy computes them."""
+    return False if ins[0].kind == "f" else None
+
+
+def sign(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | bool | None:
+    """``sign(-0.0)`` is 0.0 (NaN stays NaN); unsigned: 0 or 1; bool: NumPy's (it raises)."""
+    T, kind = type_name(out), ins[0].kind
+    if kind == "f":
+        return ScalarRule(ins, f"({T}(1.0) if {{0}} > 0 else ({T}(-1.0) if {{0}} < 0 else "
+                               f"({T}(0.0) if {{0}} == 0 else {{0}})))", out)
+    if kind == "u":
+        return ScalarRule(ins, f"{T}({{0}} != 0)", out)
+    return False if kind == "b" else None
+
+
+def shift(left: bool) -> UfuncRule:
+    """Shifts by the width or more (or negative counts) as NumPy: 0, or -1 for a negative
+    signed value shifted right."""
+    def rule(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None:
+        kind = ins[0].kind
+        if kind not in "iu":
+            return None
+        base = "lshift" if left else ("rshift_int" if kind == "i" else "rshift_uint")
+        return _helper(f"{base}:{ins[0].name}", ins, out)
+    return rule
+
+
+def integer_power(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | bool | None:
+    """Integer ``power`` by squaring, wrapping like NumPy, for a constant exponent >= 0 (NumPy
+    raises on negative integer powers: NumPy computes the rest)."""
+    if ins[0].kind not in "iu":
+        return None
+    exponent = node.args[1]
+    if isinstance(exponent, Node) or not (isinstance(exponent, (int, np.integer))
+                                            and not isinstance(exponent, bool) and exponent >= 0):
+        return False
+    return _helper(f"power_int:{ins[0].name}", ins, out)
+
+
+def integer_constant_exponent(node: Node) -> bool:
+    """``x ** 2``, ``x ** i`` with a traced int keep libm's pow (``NumbaRule.keeps_libm``): exact
+    enough there, and the inlined vector power (an extra-precision log and exp) costs seconds of
+    compile time per kernel."""
+    if len(node.args) != 2 or isinstance(node.args[1], Node):
+        return False
+    exponent = node.args[1]
+    return isinstance(exponent, (int, float, np.integer, np.floating)) \
+        and float(exponent).is_integer()
 
 
 # -- loop code -------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 
 from ...graph import Node
 from ...ops import REGISTRY
+from .bounds import Interval, ValueRanges, nonnegative
 from .oprules_common import (NOT_MINE, LoopEmitter, NotLowerable, number_kind, python_context,
                              python_kind)
 from .region_ops import CHECKED, PY_CONVERSIONS, PYTHON_SCALARS
@@ -190,3 +191,33 @@ def py_round_loop(emitter: LoopEmitter, node: Node) -> Any:
         return f"_ac_py_round(float({emitter.value(a)}))"
     return NOT_MINE
 
+
+
+# -- value ranges of Python ints (``NumbaRule.value_range``: index-bound proofs) ------------------
+
+
+def add_range(ranges: ValueRanges, node: Node) -> Interval | None:
+    """``a + b`` of Python ints: ``[a.lo + b.lo, a.hi + b.hi]``."""
+    known = ranges.python_int_operands(node)
+    if known is None:
+        return None
+    (alo, ahi), (blo, bhi) = known
+    return alo + blo, ahi + bhi
+
+
+def subtract_range(ranges: ValueRanges, node: Node) -> Interval | None:
+    """``a - b`` of Python ints: ``[a.lo - b.hi, a.hi - b.lo]``."""
+    known = ranges.python_int_operands(node)
+    if known is None:
+        return None
+    (alo, ahi), (blo, bhi) = known
+    return alo - bhi, ahi - blo
+
+
+def multiply_range(ranges: ValueRanges, node: Node) -> Interval | None:
+    """``a * k`` of Python ints, ``k`` one known non-negative value."""
+    known = ranges.python_int_operands(node)
+    if known is None or known[1][0] != known[1][1] or not nonnegative(known[1][0]):
+        return None
+    (alo, ahi), (k, _) = known
+    return alo * k, ahi * k

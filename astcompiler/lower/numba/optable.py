@@ -28,7 +28,7 @@ linalg), ``oprules_reductions``. The generic emitters name no op: they ask ``ele
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from ...graph import Node
 from ...ops import REGISTRY
@@ -42,12 +42,15 @@ from .oprules_common import (NOT_MINE, LoopEmitter, LoopRule, NotLowerable, read
 from .oprules_python import PythonRule
 from .oprules_reductions import reduction
 from .region_ops import PY_COMPLEX
-from .scalar import ScalarRule, lower_pointwise
+from .scalar import ScalarRule, UfuncRule, lower_pointwise
 
-__all__ = ["NumbaRule", "TABLE", "numba_rule", "element_rule", "loop_source", "NotLowerable",
+__all__ = ["NumbaRule", "TABLE", "numba_rule", "element_rule", "loop_source", "value_range",
+           "NotLowerable",
            "NOT_MINE", "LoopEmitter", "region_result", "reads_index", "stores_index"]
 
 ElementRule = Callable[[Node, dict[Node, type]], "ScalarRule | None"]  # (node, weak operands)
+# (the value ranges known, node) -> the [lo, hi] interval of its integer value, or None
+RangeRule = Callable[[Any, Node], "tuple[Any, Any] | None"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,12 @@ class NumbaRule:
     python: PythonRule | None = None
     checked_int: bool = False  # Python ints: ``python.int`` is an overflow-checked 64-bit helper
     complex: ComplexRule | None = None  # complex values in fused kernels, NumPy's bits
+    ufunc: UfuncRule | None = None  # where numba's scalar ufunc differs from NumPy's (kernels)
+    keeps_libm: Callable[[Node], bool] | None = None  # True: no vector math for this node
+    value_range: RangeRule | None = None  # an integer result's range, for index-bound proofs
+    scan: str | None = None  # a sequential scan's combine operator (``scans.py``: NumPy's bits)
+    product_ndim: int | None = None  # a matrix product: the most dims of its operands (CUDA)
+    flags_only: bool = False  # a NumPy step that warns only through FP flags (a BLAS call, a sum)
 
 
 # -- Python numbers --------------------------------------------------------------------------------
@@ -141,8 +150,8 @@ _ARRAYS: dict[str, NumbaRule] = {
     "getitem": NumbaRule(loop=arrays.getitem_loop),
     "setitem": NumbaRule(loop=arrays.setitem_loop),
     "copy_": NumbaRule(loop=arrays.copy_into_loop),
-    "dim_size": NumbaRule(loop=arrays.dim_size_loop),
-    "scalar": NumbaRule(loop=arrays.scalar_loop),
+    "dim_size": NumbaRule(loop=arrays.dim_size_loop, value_range=arrays.dim_size_range),
+    "scalar": NumbaRule(loop=arrays.scalar_loop, value_range=arrays.scalar_range),
     "constant": NumbaRule(loop=arrays.constant_loop),
     "zeros": NumbaRule(loop=arrays.filled("np.zeros")),
     "ones": NumbaRule(loop=arrays.filled("np.ones")),
@@ -166,15 +175,15 @@ _ARRAYS: dict[str, NumbaRule] = {
     "roll": NumbaRule(loop=arrays.roll_loop),
     "tril": NumbaRule(loop=arrays.triangle("np.tril")),
     "triu": NumbaRule(loop=arrays.triangle("np.triu")),
-    "cumsum": NumbaRule(loop=arrays.scan("+")),
-    "cumprod": NumbaRule(loop=arrays.scan("*")),
+    "cumsum": NumbaRule(loop=arrays.scan("+"), scan="+"),
+    "cumprod": NumbaRule(loop=arrays.scan("*"), scan="*"),
 }
 
 # -- contractions and linear algebra ---------------------------------------------------------------
 
 _LINALG: dict[str, NumbaRule] = {
-    "dot": NumbaRule(loop=linalg.contraction_loop),
-    "matmul": NumbaRule(loop=linalg.contraction_loop),
+    "dot": NumbaRule(loop=linalg.contraction_loop, product_ndim=2),
+    "matmul": NumbaRule(loop=linalg.contraction_loop, product_ndim=3),
     "outer": NumbaRule(loop=linalg.outer_loop),
     "ufunc_outer": NumbaRule(loop=linalg.ufunc_outer_loop),
     "linalg_solve": NumbaRule(loop=linalg.lapack("np.linalg.solve")),
@@ -226,14 +235,43 @@ _COMPLEX: dict[str, ComplexRule] = {
 }
 
 
-def _with_complex(table: dict[str, NumbaRule]) -> dict[str, NumbaRule]:
-    for name, rule in _COMPLEX.items():
-        table[name] = replace(table.get(name, NumbaRule()), complex=rule)
+# -- ufuncs in fused kernels where numba's scalar ufunc is not NumPy's (``oprules_pointwise``) -----
+
+_UFUNC_RULES: dict[str, dict[str, Any]] = {
+    "add": {"ufunc": pointwise.modular_int, "value_range": python.add_range},
+    "subtract": {"ufunc": pointwise.modular_int, "value_range": python.subtract_range},
+    "multiply": {"ufunc": pointwise.modular_int, "value_range": python.multiply_range},
+    "negative": {"ufunc": pointwise.modular_int},
+    "square": {"ufunc": pointwise.modular_int},
+    "absolute": {"ufunc": pointwise.absolute_int},
+    "floor_divide": {"ufunc": pointwise.division("floordiv", "floordiv_float")},
+    "remainder": {"ufunc": pointwise.division("remainder", "remainder_float")},
+    "fmod": {"ufunc": pointwise.division("fmod", None)},
+    "maximum": {"ufunc": pointwise.float_extremum(">")},
+    "minimum": {"ufunc": pointwise.float_extremum("<")},
+    "fmax": {"ufunc": pointwise.numpy_float_loop},
+    "fmin": {"ufunc": pointwise.numpy_float_loop},
+    "sign": {"ufunc": pointwise.sign},
+    "left_shift": {"ufunc": pointwise.shift(left=True)},
+    "right_shift": {"ufunc": pointwise.shift(left=False)},
+    "power": {"ufunc": pointwise.integer_power, "keeps_libm": pointwise.integer_constant_exponent},
+}
+
+
+# NumPy steps whose only warnings are a ufunc's (or a BLAS call's) FP flags (``wrapper.py``)
+_FLAGS_ONLY = ("matmul", "vecdot", "matvec", "vecmat", "dot", "sum", "prod")
+
+
+def _with(table: dict[str, NumbaRule], extra: dict[str, dict[str, Any]]) -> dict[str, NumbaRule]:
+    for name, fields in extra.items():
+        table[name] = replace(table.get(name, NumbaRule()), **fields)
     return table
 
 
-TABLE: dict[str, NumbaRule] = _with_complex({**_ufuncs(), **_PYTHON_OPS, **_POINTWISE, **_ARRAYS,
-                                             **_LINALG, **_REDUCTIONS})
+TABLE: dict[str, NumbaRule] = _with(_with(
+    {**_ufuncs(), **_PYTHON_OPS, **_POINTWISE, **_ARRAYS, **_LINALG, **_REDUCTIONS},
+    _UFUNC_RULES), {name: {"complex": rule} for name, rule in _COMPLEX.items()})
+TABLE = _with(TABLE, {name: {"flags_only": True} for name in _FLAGS_ONLY})
 _NONE = NumbaRule()
 
 
@@ -248,7 +286,13 @@ def numba_rule(name: str) -> NumbaRule:
 def element_rule(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
     """One element of a pointwise node in a fused kernel, or None: NumPy computes it."""
     entry = numba_rule(node.target)
-    return lower_pointwise(node, weak, entry.element, entry.complex)
+    return lower_pointwise(node, weak, entry.element, entry.complex, entry.ufunc, entry.keeps_libm)
+
+
+def value_range(ranges: Any, node: Node) -> tuple[Any, Any] | None:
+    """The range of a call node's integer value from its op's rule (``bounds.ValueRanges``)."""
+    rule = numba_rule(node.target).value_range
+    return rule(ranges, node) if rule is not None else None
 
 
 def loop_source(emitter: LoopEmitter, node: Node) -> str | None:

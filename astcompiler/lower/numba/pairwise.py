@@ -35,8 +35,8 @@ PLAN = 3 * SLOT  # plans of two run lengths (the ones a tree's nodes alternate b
 _STARTS, _BLOCKS, _PROGRAM, _NODES = 8, 48, 88, 168  # a plan's layout: offsets of its parts
 _NEXT = 4  # in the first plan: the slot the next new length replaces
 
-__all__ = ["block_sum8", "block_sums4", "pairwise_sum", "pairwise_level", "plan_tree", "CHUNK",
-           "STACK", "VALUES", "LEAF", "PLAN"]
+__all__ = ["block_sum8", "block_sums4", "pairwise_sum", "pairwise_level", "plan_tree", "flat_view",
+           "c_view", "CHUNK", "STACK", "VALUES", "LEAF", "PLAN"]
 
 
 def _tree8(builder, r):
@@ -282,3 +282,44 @@ def pairwise_level(n, starts, sizes, smallest):
             sizes[2 * c] = half
         count *= 2
     return count
+
+
+
+
+def _view(layout: str):
+    """The typing of ``flat_view`` (``layout`` "A") and ``c_view`` ("C")."""
+    def typer(typingctx, arr, shape, strides):
+        if not (isinstance(arr, types.Array) and isinstance(shape, types.BaseTuple)
+                and isinstance(strides, types.BaseTuple) and len(shape) == len(strides)
+                and all(isinstance(t, types.Integer) for t in (*shape, *strides))):
+            return None
+        result = arr.copy(ndim=len(shape), layout=layout)
+
+        def codegen(context, builder, signature, args):
+            from numba.core.imputils import impl_ret_borrowed
+            from numba.np.arrayobj import populate_array
+
+            src = context.make_array(signature.args[0])(context, builder, args[0])
+            dst = context.make_array(signature.return_type)(context, builder)
+            i64 = ir.IntType(64)
+
+            def ints(value, tuple_type):
+                return cgutils.pack_array(builder, [
+                    context.cast(builder, v, t, types.int64)
+                    for v, t in zip(cgutils.unpack_tuple(builder, value), tuple_type)], i64)
+            populate_array(dst, data=src.data, shape=ints(args[1], signature.args[1]),
+                           strides=ints(args[2], signature.args[2]), itemsize=src.itemsize,
+                           meminfo=src.meminfo, parent=src.parent)
+            return impl_ret_borrowed(context, builder, signature.return_type, dst._getvalue())
+        return result(arr, shape, strides), codegen
+    typer.__name__ = typer.__qualname__ = "flat_view" if layout == "A" else "c_view"
+    return typer
+
+
+flat_view = intrinsic(_view("A"))
+flat_view.__doc__ = """``flat_view(arr, shape, strides)``: a view of ``arr``'s buffer with ``shape``
+and byte ``strides`` (tuples of ints, one length), which the caller has checked address ``arr``'s
+elements (its reduced axes chain into one run: ``flat_sums.py``). numba's ``reshape`` does not
+type 'A' layouts."""
+c_view = intrinsic(_view("C"))
+c_view.__doc__ = """``flat_view`` of a C-contiguous run: the view's layout is 'C' (vectorized loops)."""

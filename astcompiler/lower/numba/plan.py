@@ -384,10 +384,28 @@ class _Grouper:
             if self._try_join(group, node):
                 return
         for group in reversed(self.groups):
-            if group.segment == segment and group not in producers and self._try_join(
+            if group.segment == segment and group not in producers \
+                    and not self._feeds_past(node, group) and self._try_join(
                     group, node, horizontal=True):
                 return
         self._start(node, segment)
+
+    def _feeds_past(self, node: Node, group: _Group) -> bool:
+        """A user of ``node`` also reads what a NumPy step computes from ``group``: that user
+        cannot join ``group``, so ``node`` there would be stored and loaded again; on its own it
+        fuses into that user (``beta * D`` in ``alpha * A @ B + beta * D``)."""
+        stack = [v for user in node.users for v in user.all_input_nodes()
+                 if v is not node and self.group_of.get(v) is not group]
+        seen: set[int] = set()
+        while stack:
+            value = stack.pop()
+            if id(value) in seen or value.op == "placeholder":
+                continue
+            seen.add(id(value))
+            if self.group_of.get(value) is group:
+                return True
+            stack.extend(value.all_input_nodes())
+        return False
 
     def _try_join(self, group: _Group, node: Node, horizontal: bool = False) -> bool:
         change = self._fits(group, node, maybe=not horizontal)
@@ -970,7 +988,8 @@ def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
     planned for: its traced sizes where they are numbers, the iteration space's sizes where
     they are symbols. A pointwise kernel reads its loop bounds at run time, so it serves any
     sizes on which its operands agree: an operand is tested against the kernel's run-time
-    sizes (its broadcast axes, traced as 1, against 1). In a loop body a shape traced on one trip may differ on the next
+    sizes (its broadcast axes, traced as 1, against 1); so does a rows kernel on its leading
+    (row) axes, its row lengths stay the traced numbers. In a loop body a shape traced on one trip may differ on the next
     (``u[i:i + 3]`` near the end of ``u``). An operand whose shape is ``proven`` (see
     ``proven_shapes``) needs no test when the sizes it is compared with are proven too."""
     tests = []
@@ -988,9 +1007,11 @@ def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
         if node in proven and (dims_proven or not generic and all(
                 isinstance(size, (int, np.integer)) for size in meta.shape)):
             continue  # (a generic kernel's sizes are its dims', not the traced ones)
-        for j, size in enumerate(meta.shape):
-            d = ndim - len(meta.shape) + j  # broadcasting aligns the trailing axes
-            if generic and size != 1 and 0 <= d < ndim and kernel.shape[d] != 1:
+        for j, d in _aligned_axes(kernel, node):  # broadcasting aligns the trailing axes
+            size = meta.shape[j]
+            # a rows kernel reads its row count at run time too (only row lengths are planned)
+            free = generic or (kernel.style == "rows" and kernel.masked is None and d < kernel.outer)
+            if free and size != 1 and 0 <= d < ndim and kernel.shape[d] != 1:
                 if kernel.dims[d] != (node, j):  # any size, if the operands agree
                     tests.append(f"{name(node)}.shape[{j}] == {dims[d]}")
             elif isinstance(size, (int, np.integer)) or getattr(size, "is_Integer", False):
@@ -1005,12 +1026,21 @@ def _unproven_axes(kernel: KernelPlan, node: Node) -> list[tuple[int, int]]:
     (``may_equal``), not proven: the kernel tests them at run time, wherever it runs."""
     ndim, shape = len(kernel.shape), tuple(node.meta.shape)
     pairs = []
-    for j, size in enumerate(shape):
-        d = ndim - len(shape) + j
+    for j, d in _aligned_axes(kernel, node):
+        size = shape[j]
         if 0 <= d < ndim and size != 1 and kernel.dims[d] != (node, j) \
                 and not same_size(size, kernel.shape[d]):
             pairs.append((j, d))
     return pairs
+
+
+def _aligned_axes(kernel: KernelPlan, node: Node) -> list[tuple[int, int]]:
+    """(axis of ``node``, dim of F) pairs, as the kernel reads ``node``: aligned with the trailing
+    axes of each member reading it (a rows kernel's per-row consumer, of the leading ``outer``
+    dims, reads ``t`` of ``t + x.sum(axis=1)`` along F's dim 0, not its last)."""
+    ndim, rank = len(kernel.shape), len(node.meta.shape)
+    widths = sorted({width for _, width in kernel.uses(node)}) or [ndim]
+    return sorted({(j, width - rank + j) for width in widths for j in range(rank)})
 
 
 _STATE_REGIONS = {"for_range": 1, "while_loop": 0, "cond": 0}  # kind -> leading placeholders

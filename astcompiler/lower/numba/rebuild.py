@@ -93,7 +93,9 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
     """FP flags: the function raises them in its loops as NumPy's ufuncs would. When one warns
     or raises (``np.seterr``), the call runs again with NumPy, which warns per op and per trip
     as the plain call; a function that writes its inputs first saves them (while some mode is
-    not ``"ignore"``) and puts them back before that run."""
+    not ``"ignore"``) and puts them back before that run. A ``ValueError``/``IndexError`` the
+    function raises (numba's words, e.g. "unable to broadcast argument 1 to output array")
+    does the same: NumPy then raises its own, after the same writes."""
     def run(*inputs: Any) -> tuple:
         for i, low, high in python_ints:  # a Python int argument the kernel cannot represent
             if not low <= inputs[i] <= high:
@@ -111,6 +113,12 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
                                     "loop had written to its inputs; run this function eagerly "
                                     "(astcompiler.disable) or use NumPy integers") from None
             return eager(inputs)  # Python's arbitrary-precision ints
+        except (ValueError, IndexError) as error:  # numba's wording (X14): NumPy's own error
+            if type(error).__module__.startswith("numba") or (mutates and saved is None):
+                raise  # (a compile error: RunFallback's; inputs not saved: numba's message)
+            for array, copy in saved or ():
+                np.copyto(array, copy)
+            return eager(inputs)  # NumPy raises its error after the same writes
         if runtime.fp_test(runtime.FP_ALL) and runtime.fp_raised() and (
                 not mutates or saved is not None):
             for array, copy in saved or ():

@@ -8,7 +8,9 @@ past the word size, NaN-propagating max, ...). Loop nests are the target's busin
 A rule is ``None`` when an op cannot be lowered for its dtypes: the backend then runs that node
 with its NumPy ``impl`` in the wrapper, so an unsupported case is slower, never wrong.
 
-Where numba and NumPy part ways, the rules follow NumPy:
+Where numba and NumPy part ways, the rules follow NumPy (each op's rule is its ``NumbaRule.ufunc``
+entry in the op table, ``optable.py``, written in ``oprules_pointwise.py``; this module holds the
+helpers they call):
 
 * signed integer ``+ - * negative square`` (and sums, products) run in the unsigned dtype of the
   same width: numba's signed arithmetic is ``nsw`` (LLVM may then keep an int8 product in 64
@@ -249,14 +251,6 @@ HELPER_STEMS = {"floordiv_int": "floordiv", "floordiv_uint": "floordiv",
                 "rshift_int": "rshift", "rshift_uint": "rshift", "power_int": "power",
                 "lshift": "lshift", "remainder_float": "remainder"}
 
-# integer division ufuncs -> the stem of their NumPy-exact helper (``_HELPERS``)
-INT_DIVISION_HELPERS = {"floor_divide": "floordiv", "remainder": "remainder", "fmod": "fmod"}
-
-# ufuncs whose result on two's-complement ints is the same bits as in the unsigned dtype of the
-# same width. numba's signed integer arithmetic is ``nsw`` (overflow is undefined to LLVM, which
-# may then compute an int8 product in 64 bits): kernels compute these in the unsigned twin
-MODULAR_INT_UFUNCS = frozenset({"add", "subtract", "multiply", "negative", "square"})
-
 
 def helper_source(key: str) -> str:
     """Source of helper ``key`` (``"name"`` or ``"name:dtype"``), without its decorator;
@@ -348,11 +342,18 @@ def kernel_operand(value: Any) -> bool:
     return isinstance(value, np.generic) and kernel_dtype(value.dtype)
 
 
+# where numba's scalar ufunc differs from NumPy's (``NumbaRule.ufunc``): (loop input dtypes,
+# output dtype, node) -> a rule, False (NumPy only) or None (numba's own ufunc is NumPy's)
+UfuncRule = Callable[[tuple, np.dtype, Node], "ScalarRule | None | bool"]
+
+
 def lower_pointwise(node: Node, weak: dict[Node, type],
                     element: Callable[[Node, dict[Node, type]], ScalarRule | None] | None = None,
-                    complex_rule: Any = None) -> ScalarRule | None:
+                    complex_rule: Any = None, ufunc_rule: UfuncRule | None = None,
+                    keeps_libm: Callable[[Node], bool] | None = None) -> ScalarRule | None:
     """The scalar rule for a pointwise node, or None when it must run with NumPy: the ufunc's
-    (NumPy's loop dtypes), else the op's own ``element`` rule (the numba op table's,
+    (NumPy's loop dtypes, the table's ``ufunc_rule`` where numba's scalar ufunc differs, vector
+    math unless ``keeps_libm``), else the op's own ``element`` rule (the numba op table's,
     ``optable.element_rule``), else its ``OpDef.scalar`` template. Complex values: the table's
     ``complex_rule`` (``complex_ops.ComplexRule``), or NumPy."""
     op = REGISTRY[node.target]
@@ -363,7 +364,7 @@ def lower_pointwise(node: Node, weak: dict[Node, type],
     if any(isinstance(v, Node) for v in node.kwargs.values()) or "out" in node.kwargs:
         return None
     if op.ufunc is not None:
-        return _lower_ufunc(node, op.ufunc, weak)
+        return _lower_ufunc(node, op.ufunc, weak, ufunc_rule, keeps_libm)
     if element is not None:
         return element(node, weak)
     return _lower_generic(node, op.scalar)
@@ -380,7 +381,9 @@ def _lower_generic(node: Node, template: str | None) -> ScalarRule | None:
     return ScalarRule(tuple(None for _ in node.args), text, None, checked=False)
 
 
-def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarRule | None:
+def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type],
+                 ufunc_rule: UfuncRule | None, keeps_libm: Callable[[Node], bool] | None
+                 ) -> ScalarRule | None:
     args = node.args
     if len(args) != ufunc.nin or not all(kernel_operand(a) for a in args):
         return None
@@ -403,12 +406,13 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarR
         return None
     if int in ins and REGISTRY[node.target].comparison:
         return _compare_python_int(node, in_dts, out_dt)
-    override = _ufunc_override(name, in_dts, out_dt, node)
+    override = ufunc_rule(in_dts, out_dt, node) if ufunc_rule is not None else None
     if override is False:
         return None
     if override is not None:
         return override
-    vector = vecmath.helper_key(name, in_dts[0].name) if _vector_math_pays(node) else None
+    pays = _vector_math_pays(node) and not (keeps_libm is not None and keeps_libm(node))
+    vector = vecmath.helper_key(name, in_dts[0].name) if pays else None
     if vector is not None and set(in_dts) == {out_dt} and not vecmath.feeds_reduction(node):
         call = f"{helper_call(vector)}(" + ", ".join(f"{{{i}}}" for i in range(len(in_dts))) + ")"
         return ScalarRule(in_dts, call, out_dt, (vector,))  # branch-free: the loop vectorizes
@@ -420,22 +424,12 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type]) -> ScalarR
 def _vector_math_pays(node: Node) -> bool:
     """vecmath for this node: switched on, and its array is large or of a dynamic size (the
     inlined functions cost compile time that a small static array never wins back)."""
-    if not config.vector_math or _integer_constant_exponent(node):
+    if not config.vector_math:
         return False
     shape = node.meta.shape if node.meta is not None else ()
     if not all(isinstance(d, (int, np.integer)) for d in shape):
         return True
     return int(np.prod(shape, dtype=np.int64)) >= config.vector_math_min_elements
-
-
-def _integer_constant_exponent(node: Node) -> bool:
-    """``x ** 2``, ``x ** i`` with a traced int: libm's pow is exact enough there, and the inlined
-    vector power (an extra-precision log and exp) costs seconds of compile time per kernel."""
-    if node.target != "power" or len(node.args) != 2 or isinstance(node.args[1], Node):
-        return False
-    exponent = node.args[1]
-    return isinstance(exponent, (int, float, np.integer, np.floating)) \
-        and float(exponent).is_integer()
 
 
 def _compare_python_int(node: Node, ins: tuple, out: np.dtype) -> ScalarRule | None:
@@ -453,65 +447,9 @@ def _compare_python_int(node: Node, ins: tuple, out: np.dtype) -> ScalarRule | N
     return ScalarRule((wide, wide), f"np.{node.target}({{0}}, {{1}})", out)
 
 
-def _float_override(name: str, ins: tuple, out: np.dtype) -> ScalarRule | None | bool:
-    """NumPy's float rules at NaN and signed zeros, where numba's own ufuncs differ."""
-    T = type_name(out)
-    if name in ("maximum", "minimum"):  # NaN propagates; on ties the second operand wins
-        return ScalarRule(ins, float_select(">" if name == "maximum" else "<", "{0}", "{1}"), out)
-    if name in ("fmax", "fmin"):  # NumPy's result for -0.0 vs 0.0 depends on its SIMD loop
-        return False
-    if name == "sign":  # sign(-0.0) is 0.0
-        return ScalarRule(ins, f"({T}(1.0) if {{0}} > 0 else ({T}(-1.0) if {{0}} < 0 else "
-                               f"({T}(0.0) if {{0}} == 0 else {{0}})))", out)
-    if name == "remainder":  # a zero remainder has the divisor's sign
-        key = f"remainder_float:{ins[0].name}"
-        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
-    return None
-
-
 def float_select(op: str, a: str, b: str) -> str:
     """NumPy's float ``maximum`` (``op`` ``>``) / ``minimum`` (``<``): ``a`` when it wins or is NaN."""
     return f"({a} if ({a} {op} {b} or {a} != {a}) else {b})"
-
-
-def _ufunc_override(name: str, ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None | bool:
-    """Rules where numba's own scalar ufunc differs from NumPy. False: NumPy only."""
-    kind = ins[0].kind
-    dt = ins[0].name
-    if name in MODULAR_INT_UFUNCS and kind == "i" and out == ins[0]:
-        twin = unsigned(out)
-        args = ", ".join(f"{{{i}}}" for i in range(len(ins)))
-        return ScalarRule((twin,) * len(ins), f"{type_name(out)}(np.{name}({args}))", out)
-    if name == "absolute" and kind == "i":  # abs(MIN) is MIN, as in NumPy
-        return ScalarRule(ins, f"({type_name(out)}(np.negative({type_name(unsigned(out))}({{0}})))"
-                               f" if {{0}} < 0 else {{0}})", out)
-    if name in ("floor_divide", "remainder", "fmod") and kind in "iu":
-        base = INT_DIVISION_HELPERS[name]
-        key = f"{base}_{'int' if kind == 'i' else 'uint'}:{dt}"
-        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
-    if kind == "f":
-        float_rule = _float_override(name, ins, out)
-        if float_rule is not None:
-            return float_rule
-    if name == "floor_divide" and kind == "f":
-        key = f"floordiv_float:{dt}"
-        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
-    if name in ("left_shift", "right_shift") and kind in "iu":
-        base = "lshift" if name == "left_shift" else ("rshift_int" if kind == "i" else "rshift_uint")
-        key = f"{base}:{dt}"
-        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
-    if name == "power" and kind in "iu":
-        exponent = node.args[1]
-        if isinstance(exponent, Node) or not (isinstance(exponent, (int, np.integer))
-                                                and not isinstance(exponent, bool) and exponent >= 0):
-            return False  # NumPy raises on negative integer powers: left to NumPy
-        key = f"power_int:{dt}"
-        return ScalarRule(ins, f"{helper_call(key)}({{0}}, {{1}})", out, (key,))
-    if name == "sign" and kind == "u":
-        return ScalarRule(ins, f"{type_name(out)}({{0}} != 0)", out)
-    if name == "sign" and kind == "b":
-        return False
-    return None
 
 
 # -- reductions -------------------------------------------------------------------------------

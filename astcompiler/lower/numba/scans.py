@@ -18,17 +18,19 @@ from typing import Any, Callable
 import numpy as np
 
 from ...graph import Node
+from ...ops import REGISTRY
 from . import runtime
+from .optable import TABLE, numba_rule
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_COMBINE = {"cumsum": "+", "cumprod": "*"}
 _LOOPS: dict[str, Any] = {}
 
 
 def scan_key(node: Node) -> str | None:
-    """The ``SCANS`` key for ``node`` (a cumsum/cumprod of a float vector into its own dtype,
-    axis None or 0), or None: the NumPy reference runs."""
-    if node.op != "call" or node.target not in _COMBINE or node.kwargs.get("dtype") is not None:
+    """The ``SCANS`` key for ``node`` (a scan with a combine operator, ``NumbaRule.scan``, of a
+    float vector into its own dtype, axis None or 0), or None: the NumPy reference runs."""
+    if node.op != "call" or numba_rule(node.target).scan is None \
+            or node.kwargs.get("dtype") is not None:
         return None
     if node.kwargs.get("axis") not in (None, 0) or set(node.kwargs) - {"axis", "dtype"}:
         return None
@@ -62,9 +64,8 @@ def _loop(combine: str) -> Any:
     return _LOOPS[combine]
 
 
-def _scan(name: str, reference: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    combine = _COMBINE[name]
-
+def _scan(name: str, combine: str, reference: Callable[..., np.ndarray]
+          ) -> Callable[..., np.ndarray]:
     def scan(a: Any, axis: int | None = None, dtype: Any = None) -> np.ndarray:
         if dtype is not None or axis not in (None, 0) or not isinstance(a, np.ndarray) \
                 or a.ndim != 1 or a.dtype not in _FLOATS:
@@ -80,6 +81,7 @@ def _scan(name: str, reference: Callable[..., np.ndarray]) -> Callable[..., np.n
     return scan
 
 
-SCANS = {"cumsum": _scan("cumsum", np.cumsum), "cumprod": _scan("cumprod", np.cumprod)}
+SCANS = {name: _scan(name, rule.scan, REGISTRY[name].impl)
+         for name, rule in TABLE.items() if rule.scan is not None}
 
 __all__ = ["SCANS", "scan_key"]

@@ -26,7 +26,7 @@ from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ..base import CompiledGraph
 from .bounds import INDEX_HELPERS, CheckedIndices, ValueRanges, proven_inside
-from .optable import NotLowerable, loop_source, region_result
+from .optable import NotLowerable, loop_source, region_result, value_range
 from .oprules_common import all_nodes, mutates, number_source
 from .loop_kernels import LoopKernels
 from .plan import KernelStep, Plan, proven_shapes, written_placeholders
@@ -46,7 +46,8 @@ class _Emitter:
     used: set[str] = field(default_factory=set)
     kernels: LoopKernels = field(default_factory=LoopKernels)  # fused kernels it calls
     plan: Plan | None = None  # the plan of the graph being emitted (``body``)
-    ranges: ValueRanges = field(default_factory=ValueRanges)  # integer ranges for index bounds
+    ranges: ValueRanges = field(  # integer ranges for index bounds, by the ops' rules
+        default_factory=lambda: ValueRanges(rule=value_range))
     checked: CheckedIndices = field(default_factory=CheckedIndices)  # index checks per block
     proven: set[Node] = field(default_factory=set)  # shapes that hold at run time (guards)
 

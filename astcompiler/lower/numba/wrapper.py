@@ -16,24 +16,30 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...capture.fp_effects import may_set_fp_flags
 from ...config import config
 from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ...ops.python_scalars import PYTHON_OPS
+from ..places import literal_place
 from .cpu import KernelCode, Namer
 from .oprules_common import reads_index, stores_index
+from .optable import numba_rule
 from .scalar import python_int_bounds, raises_flags, type_name
 from .scans import scan_key
 from .border_copy import border_copies, emit_border_copy
+from .lifetimes import release_dead
 from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes,
                    planned_shape_tests, static_sizes, store_may_overlap)
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward", "___empty",
-                                           "___fallback", "___error", "___rt", "___strict"}
+                                           "___fallback", "___error", "___rt", "___strict",
+                                           "___fp_token"}
 # a wrapper whose writes cannot be rerun reads ``np.errstate`` up front (``runtime.strict``), or
 # takes it as the keyword ``STRICT`` (then it has the attribute ``TAKES_STRICT``): a host loop
 # around it reads the errstate once instead of once per iteration
 STRICT = "___strict"
+FP_TOKEN = "___fp_token"  # ``runtime.fp_defer``'s token while NumPy steps' warnings wait
 TAKES_STRICT = "takes_strict"
 
 
@@ -50,6 +56,9 @@ def _op_key(node: Node) -> str:
                 isinstance(a, Node) and a.meta is not None and a.meta.pytype is not None
                 or type(a) in (bool, int, float, complex) for a in node.args):
         return f"python:{node.target}"
+    if node.operator and meta is not None and meta.scalar and not node.kwargs \
+            and REGISTRY.ops[node.target].python is not None:
+        return f"operator:{node.target}"  # NumPy's scalar math: "in scalar divide", as written
     return node.target
 
 
@@ -87,6 +96,7 @@ class WrapperWriter:
         self.var: dict[Node, str] = {}
         self.consts: list[Any] = []
         self.const_names: list[str] = []
+        self.places: dict[tuple, str] = {}  # (user file, line, module) -> its call at that line
         self.lines: list[str] = []
         self.first_effect: int | None = None  # index in ``lines`` of the first write to an input
         self.effect_line: int | None = None  # its line number in the module (after ``build``)
@@ -97,6 +107,9 @@ class WrapperWriter:
         self.fp_fresh = name == "forward"
         self.opaque = False  # a region or an op with side effects ran: rerunning would repeat it
         self.fp_reported = False  # some kernel's FP flags are reported in place (no rerun)
+        self.fp_deferring = False  # NumPy steps run with their warnings deferred (fp_defer)
+        self.replays_warnings = False  # a NumPy step that may have warned ran undeferred
+        self.reuse: dict[int, dict[Node, Node]] = {}  # kernel index -> buffers reused in place
         self.nesting = 0  # extra indentation (a kernel call inside its shape test)
         self.pooled = pooled_buffers(plan, codes)  # temporaries reused across calls: slot
         self.border_copies = border_copies(plan)  # copies overwritten but for a border
@@ -202,11 +215,22 @@ class WrapperWriter:
         args = [self.value(a) for a in node.args]
         args += [f"{k}={self.value(v)}" for k, v in node.kwargs.items()]
         call = f"{self.ops[_op_key(node)]}({', '.join(args)})"
+        if node.place is not None:  # NumPy's warnings come from the user's line
+            call = self.placed_call(node)
         if node.meta is None and REGISTRY[node.target].kind == "mutation":
             self.emit(call, node.origin)
             return
         self.var[node] = self.names(node.name)
         self.emit(f"{self.var[node]} = {call}", node.origin)
+
+    def placed_call(self, node: Node) -> str:
+        """``node``'s NumPy call in a frame at its user line (``lower/places.py``): its warnings
+        have the plain call's location, module and once-per-location registry."""
+        place = literal_place(node.place)
+        at = self.places.setdefault(place, f"___at_{len(self.places)}")
+        positional = "".join(f"{self.value(a)}, " for a in node.args)
+        keywords = ", ".join(f"{k!r}: {self.value(v)}" for k, v in node.kwargs.items())
+        return f"{at}({self.ops[_op_key(node)]}, ({positional.rstrip(' ')}), {{{keywords}}})"
 
     def kernel_step(self, kernel: KernelPlan) -> None:
         code = self.codes[kernel.index]
@@ -265,8 +289,10 @@ class WrapperWriter:
         if kernel in self.border_copies and emit_border_copy(  # a later store overwrites the
                 self, kernel, self.border_copies[kernel], origin):  # rest (border_copy.py)
             return
-        checked = _floating(kernel)
-        fresh = self.fp_fresh and self.can_rerun and kernel.store_into is None
+        checked = checks_fp(kernel)
+        if not checked and _floating(kernel):  # NumPy never warns about it: flags left behind
+            self.fp_dirty = True
+        fresh = self.fp_fresh and self.fp_can_rerun and kernel.store_into is None
         self.fp_fresh = False
         if checked and self.fp_dirty and not fresh:  # (fresh: a flag found after it reruns)
             self.emit("___rt.fp_clear()  # NumPy warns about the FP flags a kernel raises", origin)
@@ -276,7 +302,7 @@ class WrapperWriter:
         snapshot = None
         if kernel.masked is not None:  # dst[mask] = ... (masked.py): the kernel writes dst
             self.note_effect(kernel.masked.store)
-            if checked and not self.can_rerun and single_ufunc(kernel) is None:
+            if checked and not self.fp_can_rerun and single_ufunc(kernel) is None:
                 snapshot = self.masked_snapshot(kernel, origin)
         self.call(kernel, code, dims, origin, 2)
         if checked:
@@ -290,7 +316,7 @@ class WrapperWriter:
         (``runtime.k_order``: Fortran-ordered in, Fortran-ordered out)."""
         buffers = [n for n in code.buffers if n is not kernel.stored]
         wide = [n for n in code.inputs if len(n.meta.shape) >= 2 and not n.meta.scalar]
-        reuse = in_place_buffers(kernel, code)
+        reuse = self.reused_buffers(kernel, code)
         if not wide or not any(len(n.meta.shape) >= 2 for n in buffers):
             for node in buffers:
                 self.allocate(kernel, node, dims, self.var[node], node.origin, reuse=reuse)
@@ -347,6 +373,77 @@ class WrapperWriter:
         input, no region or side effect ran before this point)."""
         return self.first_effect is None and not self.opaque
 
+    @property
+    def fp_can_rerun(self) -> bool:
+        """Whether a kernel's FP flag may rerun the whole call with NumPy: ``can_rerun``, and
+        no NumPy step ran whose warnings that run would repeat (those of steps run under
+        ``fp_defer`` wait; a step whose flag warns reruns the call at once)."""
+        return self.can_rerun and not self.replays_warnings
+
+    def reused_buffers(self, kernel: KernelPlan, code: KernelCode) -> dict[Node, Node]:
+        """``in_place_buffers``, except where the kernel's flags could only be reported as
+        flags (no twin on its inputs, no rerun) while one of its ops compares floats: a NaN
+        lane's compare raises *invalid*, which is NumPy's only if another op raised it. Decided
+        once per kernel (at its allocations; its FP check reads the same answer)."""
+        if kernel.index in self.reuse:
+            return self.reuse[kernel.index]
+        reuse = in_place_buffers(kernel, code)
+        self.reuse[kernel.index] = reuse
+        if reuse and not self.fp_can_rerun and single_ufunc(kernel) is None \
+                and checks_fp(kernel) and any(_compares_floats(n) for n in kernel.nodes):
+            self.reuse[kernel.index] = {}  # a fresh output: the twin runs on the BLAS result
+        return self.reuse[kernel.index]
+
+    def fp_raised_test(self) -> str:
+        """The wrapper's test that the flags warn (under ``fp_defer``: the caller's modes)."""
+        return f"___rt.fp_raised_under({FP_TOKEN})" if self.fp_deferring else "___rt.fp_raised()"
+
+    # -- NumPy steps' warnings deferred while the call may still rerun with NumPy --------
+
+    def defer_numpy_warnings(self, index: int, step: Any) -> None:
+        """Before step ``index``: end the deferred stretch at a step after which the call
+        cannot rerun; start one at a NumPy ufunc step that may warn when a kernel that checks
+        its flags follows before any effect (X9, X13: the step's warnings would come again,
+        or before the kernel's, when that kernel's flag reruns the whole call)."""
+        if self.fp_deferring and _ends_deferral(step):
+            self.end_deferral()
+        if self.fp_deferring or self.fn_name != "forward" or not self.fp_can_rerun \
+                or not isinstance(step, NodeStep) or fp_step_kind(step.node) != "flags" \
+                or _ends_deferral(step) or not _rerun_follows(self.plan.steps[index + 1:]):
+            return
+        self.emit(f"{FP_TOKEN} = ___rt.fp_defer()  # NumPy steps warn only if the call "
+                  "does not rerun with NumPy", step.node.origin)
+        self.emit("try:", step.node.origin)
+        self.nesting += 1
+        self.fp_deferring = True
+
+    def rerun(self, origin: str | None, depth: int, why: str = "") -> None:
+        """``return ___fallback.eager(...)``; under ``fp_defer`` the caller's errstate first
+        (the return value is computed before ``finally`` runs)."""
+        if self.fp_deferring:
+            self.emit(f"{FP_TOKEN} = ___rt.fp_undefer({FP_TOKEN})", origin, depth)
+        params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
+        self.emit(f"return ___fallback.eager({params}){why}", origin, depth)
+
+    def end_deferral(self) -> None:
+        """The caller's errstate again (after the deferred stretch, or before ``return``)."""
+        self.nesting -= 1
+        self.emit("finally:")
+        self.emit(f"___rt.fp_undefer({FP_TOKEN})", None, 3)
+        self.fp_deferring = False
+
+    def after_numpy_step(self, node: Node) -> None:
+        """After a NumPy step that may warn: under ``fp_defer`` a flag that warns reruns the
+        call with NumPy now; else a later rerun would repeat its warnings."""
+        kind = fp_step_kind(node)
+        if kind == "none":
+            return
+        if kind == "flags" and self.fp_deferring:
+            self.emit(f"if ___rt.fp_any() and {self.fp_raised_test()}:", node.origin)
+            self.rerun(node.origin, 3, "  # NumPy warns in the plain call's order")
+            return
+        self.replays_warnings = True
+
     def check_fp(self, kernel: KernelPlan, code: KernelCode, origin: str | None, depth: int = 2,
                  snapshot: tuple[str, str, int] | None = None) -> None:
         """After a kernel: a floating-point flag NumPy would warn or raise about (``np.seterr``)
@@ -355,20 +452,21 @@ class WrapperWriter:
         (``runtime.fp_rerun``; ``snapshot``: the written memory and its copy from before, where
         the kernel overwrote operands it read), so NumPy warns per op as the plain call."""
         self.fp_dirty = False
-        self.emit("if ___rt.fp_any() and ___rt.fp_raised():", origin, depth)
-        if self.can_rerun:
-            params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
-            self.emit(f"return ___fallback.eager({params})", origin, depth + 1)
+        self.emit(f"if ___rt.fp_any() and {self.fp_raised_test()}:", origin, depth)
+        if self.fp_can_rerun:
+            self.rerun(origin, depth + 1)
             return
         self.fp_reported = True
         ops = list(dict.fromkeys(n.target for n in kernel.nodes))
         single = single_ufunc(kernel)
+        place = next((literal_place(n.place) for n in kernel.nodes if n.place is not None), None)
+        where = "" if place is None else f", {place!r}"  # the user's line warns (X3)
         if single is not None:  # one ufunc: its flags are that call's, reported as NumPy does
-            self.emit(f"___rt.fp_report([{single!r}])  # one ufunc: NumPy's warnings", origin,
-                      depth + 1)
+            self.emit(f"___rt.fp_report([{single!r}]{where})  # one ufunc: NumPy's warnings",
+                      origin, depth + 1)
             return
-        if code.plan is None or in_place_buffers(kernel, code):  # no twin, or its inputs are gone
-            self.emit(f"___rt.fp_report({ops!r})", origin, depth + 1)
+        if code.plan is None or self.reused_buffers(kernel, code):  # no twin, or inputs gone
+            self.emit(f"___rt.fp_report({ops!r}{where})", origin, depth + 1)
             return
         inputs = "".join(f"{self.var[n]}, " for n in code.inputs)
         tail = f", {snapshot[0]}, {snapshot[1]}" if snapshot else ""
@@ -436,8 +534,8 @@ class WrapperWriter:
                       f"{type_name(node.meta.dtype)})  # a temporary: reused across calls",
                       origin, depth)
             return
-        self.emit(f"{name} = ___empty({shape}, {self.dtype_const(node.meta.dtype)}{order})",
-                  origin, depth)
+        self.emit(f"{name} = ___empty({empty_shape(shape, len(node.meta.shape))}, "
+                  f"{self.dtype_const(node.meta.dtype)}{order})", origin, depth)
 
     def dtype_const(self, dtype: Any) -> str:
         """A module-level ``np.dtype`` constant for ``dtype`` (``np.empty`` converts a scalar
@@ -459,11 +557,10 @@ class WrapperWriter:
             if node.meta is None or node.meta.pytype is not int:
                 continue
             name = self.var[node]
-            params = ", ".join(self.var[n] for n in self.plan.graph.placeholders)
             low, high = python_int_bounds(node)
             self.emit(f"if not {low} <= {name} <= {high}:", origin, depth)
             if self.can_rerun:
-                self.emit(f"return ___fallback.eager({params})", origin, depth + 1)
+                self.rerun(origin, depth + 1)
             else:
                 self.emit('raise OverflowError("a Python int outside 64 bits reached a compiled '
                           'kernel after the graph had written to its inputs")', origin, depth + 1)
@@ -483,7 +580,7 @@ class WrapperWriter:
         why = "  # serial below this size beside BLAS" if self.beside_blas else ""
         self.emit(f"if {self.size_expr(kernel, code, dims, stored_as)} >= {self.threshold}:{why}",
                   origin, depth)
-        threads = _floating(kernel)  # FP flags are per thread: the workers' are gathered
+        threads = checks_fp(kernel)  # FP flags are per thread: the workers' are gathered
         if threads:
             self.emit("___rt.fp_clear_threads()", origin, depth + 1)
         self.emit("try:", None, depth + 1)
@@ -519,7 +616,7 @@ class WrapperWriter:
                 distinct.add(node)
         self.emit(f"if {' and '.join(checks)}:", mutation.origin)
         snapshot = None
-        if checked and not self.can_rerun and single_ufunc(kernel) is None \
+        if checked and not self.fp_can_rerun and single_ufunc(kernel) is None \
                 and self.overwrites_operand(code, dst, distinct):
             snapshot = self.snapshot(view, "", kernel.stored.name, mutation.origin, 3)
         self.call(kernel, code, dims, origin, 3, stored_as=view)
@@ -590,11 +687,15 @@ class WrapperWriter:
 
     def build(self) -> str:
         graph = self.plan.graph
-        for step in self.plan.steps:
+        for index, step in enumerate(self.plan.steps):
+            self.defer_numpy_warnings(index, step)
             if isinstance(step, KernelStep):
                 self.kernel_step(step.kernel)
             else:
                 self.node_step(step.node)
+                self.after_numpy_step(step.node)
+        if self.fp_deferring:
+            self.end_deferral()
         if self.fp_reported:  # np.errstate(...="raise"): NumPy raises before the writes
             params = ", ".join(self.var[n] for n in graph.placeholders)
             self.lines[:0] = [f"        if ___rt.strict() if {STRICT} is None else {STRICT}:",
@@ -606,6 +707,11 @@ class WrapperWriter:
         for node in self.pool_taken:  # after its last use; a call that raises drops it
             self.emit(f"___pool.give({self.pooled[node]}, {self.var[node]})", node.origin)
         self.emit(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
+        temporaries = [self.var[n] for n in self.var if n.op != "placeholder" and not any(
+            r.op == "placeholder" for r in self.plan.roots.get(n, ()))]  # not views of inputs
+        self.lines, moved = release_dead(self.lines, temporaries, 8)  # memory as NumPy reuses it
+        if self.first_effect is not None:
+            self.first_effect = moved[self.first_effect]
         return self.module_source()
 
     def module_source(self) -> str:
@@ -627,6 +733,8 @@ class WrapperWriter:
                     head.append(f"{name} = PYTHON_OPS[{target[7:]!r}]")
                 elif target.startswith("numba:"):  # a numba loop with NumPy's bits
                     head.append(f"{name} = SCANS[{target[6:]!r}]")
+                elif target.startswith("operator:"):  # the Python operator the user wrote
+                    head.append(f"{name} = REGISTRY.ops[{target[9:]!r}].python")
                 else:
                     head.append(f"{name} = REGISTRY.ops[{target!r}].impl")
             if any(t.startswith("python:") for t in self.ops):
@@ -635,6 +743,9 @@ class WrapperWriter:
             if any(t.startswith("numba:") for t in self.ops):
                 head.insert(head.index("from astcompiler.ops import REGISTRY") + 1,
                             "from astcompiler.lower.numba.scans import SCANS")
+        if self.places:  # NumPy steps that may warn run in frames at the user's lines
+            head += ["", "from astcompiler.lower.places import at_line as ___at_line"]
+            head += [f"{name} = ___at_line({place!r})" for place, name in self.places.items()]
         if any("___empty(" in line for line in self.lines):  # bound once: cheaper per call
             head += ["", "___empty = np.empty"]
             head += [f"{name} = np.dtype({dtype!r})" for name, dtype in self.dtypes.items()]
@@ -663,6 +774,18 @@ class WrapperWriter:
                 f"        return ___fallback.eager({params})",
                 *hoisted, f"    return {self.fn_name}", ""]
         return "\n".join(head + body + lines + tail)
+
+
+def empty_shape(shape: str, ndim: int) -> str:
+    """``np.empty``'s first argument for the shape expression ``shape`` of ``ndim`` dims: a
+    1-d shape as an int (``len(x)`` for ``x.shape``, about 40 ns less per call than a tuple)."""
+    if ndim != 1:
+        return shape
+    if shape.endswith(".shape") and shape[:-6].isidentifier():
+        return f"len({shape[:-6]})"
+    if shape.startswith("(") and shape.endswith(",)"):
+        return shape[1:-2]
+    return shape
 
 
 def in_place_buffers(kernel: KernelPlan, code: KernelCode) -> dict[Node, Node]:
@@ -722,6 +845,8 @@ def _fresh_reader(user: Node, plan: Plan, producer: KernelPlan) -> bool:
     if any(user in k.rules for k in plan.kernels if k is not producer):
         return True
     op = REGISTRY[user.target]
+    if op.threaded and op.returns_input is None and not op.side_effects and not user.kwargs:
+        return True  # a BLAS/LAPACK call: its results are fresh arrays (see in_place_buffers)
     return op.kind in ("pointwise", "reduction") and not op.side_effects \
         and op.returns_input is None and "out" not in user.kwargs \
         and plan.roots.get(user) == frozenset({user})
@@ -781,6 +906,74 @@ def single_ufunc(kernel: KernelPlan) -> str | None:
     op = REGISTRY.ops.get(kernel.nodes[0].target)
     impl = getattr(op, "impl", None)
     return impl.__name__ if isinstance(impl, np.ufunc) else None
+
+
+def checks_fp(kernel: KernelPlan) -> bool:
+    """Whether the wrapper tests a kernel's FP flags: it may raise some (``_floating``) and
+    one of its ops, or its store, is one NumPy may warn about (``may_set_fp_flags``). A kernel
+    of comparisons, max/min, selections and the like is not tested: vectorized ordered
+    compares raise the invalid flag on NaN lanes, while NumPy's comparisons never warn (X8)."""
+    if not _floating(kernel):
+        return False
+    if kernel.store_into is not None or kernel.masked is not None:
+        return True  # (a store may cast: "overflow encountered in cast")
+    return any(may_set_fp_flags(node) for node in kernel.nodes)
+
+
+_COMPARING = frozenset({np.maximum, np.minimum, np.fmax, np.fmin, np.sign})
+
+
+def _compares_floats(node: Node) -> bool:
+    """An op whose kernel code compares floats (a comparison, max/min, clip, sign, arg/max
+    reductions), which raises the invalid flag on a NaN where NumPy's never warns."""
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    if op is None:
+        return False
+    reduction = op.reduction
+    return bool(op.comparison or op.ufunc in _COMPARING or op.aliases and np.clip in op.aliases
+                or reduction is not None and (reduction.arg or reduction.propagate_nan))
+
+
+def fp_step_kind(node: Node) -> str:
+    """How a NumPy step of the wrapper may warn: "none"; "flags" (only as NumPy reports the FP
+    flags after a ufunc loop or a NumPy scalar op, which ``fp_defer`` defers); "other" (a
+    NumPy function or numba scan that may also warn by itself, e.g. "Mean of empty slice")."""
+    if node.op != "call" or not may_set_fp_flags(node):
+        return "none"
+    key = _op_key(node)
+    if key.startswith("python:"):  # Python numbers raise instead
+        return "none"
+    if key.startswith("operator:"):
+        return "flags"
+    op = REGISTRY.ops.get(node.target)
+    if key == node.target and op is not None and (
+            isinstance(op.impl, np.ufunc) or numba_rule(node.target).flags_only):
+        return "flags"
+    return "other"
+
+
+def _ends_deferral(step: Any) -> bool:
+    """A step after which the call cannot rerun from the start: it writes memory, runs a region,
+    or has side effects (or is a NumPy step that may warn by itself)."""
+    if isinstance(step, KernelStep):
+        return step.kernel.store_into is not None or step.kernel.masked is not None
+    node = step.node
+    if node.op == "region" or "out" in node.kwargs or stores_index(node):
+        return True
+    if node.op != "call":
+        return False
+    op = REGISTRY.ops.get(node.target)
+    return op is None or op.side_effects or op.kind == "mutation" or fp_step_kind(node) == "other"
+
+
+def _rerun_follows(steps: list) -> bool:
+    """Whether a kernel that checks its flags comes before the next step that ends deferral."""
+    for step in steps:
+        if _ends_deferral(step):
+            return False
+        if isinstance(step, KernelStep) and checks_fp(step.kernel):
+            return True
+    return False
 
 
 def _floating(kernel: KernelPlan) -> bool:

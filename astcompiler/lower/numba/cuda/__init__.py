@@ -11,7 +11,9 @@
    a tiled shared-memory kernel;
 3. ``wrapper.CudaWrapperWriter``: the ``output_code`` wrapper (transfers, launches, host steps,
    host loops around the kernels of loop regions, whose subgraphs are lowered here again);
-   ``runtime.py`` is what it calls; ``launch.py`` the geometry from run-time sizes.
+   ``loops.py``: a loop whose body is pointwise kernels also as ONE kernel (a device loop),
+   chosen per call when its arrays fit one block; ``runtime.py`` is what the wrapper calls;
+   ``launch.py`` the geometry from run-time sizes.
 
 ``devices.py`` selects the target (``device="cuda"``, or device arrays among the inputs), raises
 the error that says how to enable one, and makes the host stand-ins capture works on.
@@ -56,13 +58,15 @@ def _never(node: Any, rule: Any) -> bool:
 
 
 def _lower(graph: Graph, example_inputs: list, on_device: bool | str, host_only: bool,
-           why: str = "") -> CompiledGraph:
+           why: str = "", keep: dict | None = None) -> CompiledGraph:
+    """``keep``: receives the plan and kernel codes (a loop body's, for ``loops.device_loop``)."""
     from ...inline import inline_nonstrict_calls
     from ..files import load_source
     from ..plan import NodeStep, build_plan
     from . import runtime
     from .kernels import cuda_accepts, cuda_kernel_code, gpu_kernel
     from .launch import LAUNCH
+    from .loops import DeviceLoopLauncher, device_loop
     from .matmul import MatmulCode, gpu_matmul
     from .wrapper import CudaWrapperWriter
 
@@ -98,17 +102,31 @@ def _lower(graph: Graph, example_inputs: list, on_device: bool | str, host_only:
             None if module_of is None or not code.merge_name else getattr(module_of,
                                                                           code.merge_name),
             code))
-    regions, parts = [], []
+    regions, parts, loops = [], [], []
     for node in writer.regions:
-        bodies = {}
+        bodies, kept = {}, {}
         for key, sub in node.info.subgraphs.items():
             inline_nonstrict_calls(sub)
-            lowered = _lower(sub, [None] * len(sub.placeholders), "keep", host_only)
+            lowered = _lower(sub, [None] * len(sub.placeholders), "keep", host_only,
+                             keep=kept.setdefault(key, {}))
             bodies[key] = lowered.fn
             parts.append(f"\n# ---- {node.target} ({node.origin}): subgraph {key!r} ----\n"
                          + lowered.output_code)
             files += lowered.files
-        regions.append(runtime.RegionLauncher(node, bodies))
+        host = runtime.RegionLauncher(node, bodies)
+        body = kept.get("body", {})
+        loop = None if host_only else device_loop(
+            node, node.info.subgraphs.get("body"), body.get("plan"), body.get("codes"),
+            f"device_loop_{len(loops)}_{node.name}")
+        if loop is None:
+            regions.append(host)
+            continue
+        module_of, _, loop_path = load_source(loop.name + "_cuda", loop.source)
+        regions.append(DeviceLoopLauncher(getattr(module_of, loop.name), loop, host))
+        loops.append(f"{node.target} ({node.origin})")
+        files.append(loop_path)
+        kernels[loop.name] = loop.source
+        parts.append(f"\n# ---- {loop.name}  ({loop_path}) ----\n{loop.source}")
     forward = module.make_forward(runtime, [runtime.HostStep(n) for n in writer.steps],
                                   launchers, regions)
     numpy = sorted({s.node.target for s in plan.steps if isinstance(s, NodeStep)
@@ -134,6 +152,9 @@ def _lower(graph: Graph, example_inputs: list, on_device: bool | str, host_only:
         summary.append("control-flow regions: host loops around CUDA kernels (data stays on "
                        "the device between trips): "
                        + ", ".join(f"{n.target} ({n.origin})" for n in writer.regions))
+    if loops:
+        summary.append("device loops (the whole loop in one kernel when its arrays fit one "
+                       "block, else the host loop): " + ", ".join(loops))
     if any(s.node.op == "region" and s.node not in writer.regions for s in plan.steps
            if isinstance(s, NodeStep)):
         summary.append("control-flow regions: host loops of NumPy steps")
@@ -144,4 +165,6 @@ def _lower(graph: Graph, example_inputs: list, on_device: bool | str, host_only:
     output_code = header + "\n".join(
         [source] + [f"\n# ---- {c.name}  ({p}) ----\n{c.source}" for c, p in zip(shown, files)]
         + parts)
+    if keep is not None:
+        keep.update(plan=plan, codes=codes)
     return CompiledGraph(forward, output_code=output_code, files=[path] + files, kernels=kernels)

@@ -240,3 +240,71 @@ def as_cupy(value: Any) -> Any:
     """A CuPy array viewing a device array (no copy; CuPy reads the interface)."""
     import cupy  # only reached when the call's inputs were CuPy arrays
     return cupy.asarray(value)
+
+
+class MixedDevicesError(ValueError):
+    """Device arguments of one call live on different GPUs."""
+
+
+def gpu_of(ids: dict[str, int]) -> int | None:
+    """The GPU a call's device arguments live on (``ids``: parameter name -> ordinal), None for
+    none; ``MixedDevicesError`` when they live on different GPUs (no kernel reads two GPUs'
+    memory, and NumPy's semantics do not say which one the result belongs to)."""
+    found = sorted(set(ids.values()))
+    if len(found) > 1:
+        where = ", ".join(f"{name} on GPU {gpu}" for name, gpu in ids.items())
+        raise MixedDevicesError(
+            f"astcompiler's CUDA target: the device arrays of one call must live on one GPU "
+            f"({where}); copy them to one GPU first (e.g. with `cuda.gpus[i]` and "
+            "`copy_to_device`)")
+    return found[0] if found else None
+
+
+def launching_on(gpu: int) -> Any:
+    """The context manager that makes ``gpu`` the current device (``numba.cuda.gpus[gpu]``):
+    kernels launch, and device arrays are allocated, on the GPU the arguments live on."""
+    from numba import cuda
+    return cuda.gpus[gpu]
+
+
+class HostRun:
+    """The eager fallback of a device call (a graph break, or a capture that raised): ``fn`` on
+    host copies of its device arguments, so NumPy runs it (its values, warnings and exceptions,
+    as the plain call on host arrays). Afterwards, also when it raised, each host copy is
+    copied back into its device array (a mutation is visible to the caller); returned arrays
+    are device arrays again (a returned argument: the caller's device array itself; CuPy
+    arrays when the inputs were), 0-d results NumPy scalars, tuples element by element."""
+
+    def __init__(self, fn: Any, cupy: bool):
+        self.fn, self.cupy = fn, cupy
+        self.__wrapped__ = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        copies: dict[int, tuple[Any, np.ndarray]] = {}  # one copy per device object (aliases)
+
+        def host(value: Any) -> Any:
+            if not is_device_array(value):
+                return value
+            if id(value) not in copies:
+                copies[id(value)] = (value, to_host(value))
+            return copies[id(value)][1]
+        host_args = tuple(host(v) for v in args)
+        host_kwargs = {k: host(v) for k, v in kwargs.items()}
+        try:
+            result = self.fn(*host_args, **host_kwargs)
+        finally:
+            for device, copy in copies.values():
+                write_back(device, copy)
+        originals = {id(copy): device for device, copy in copies.values()}
+        return self.output(result, originals)
+
+    def output(self, value: Any, originals: dict[int, Any]) -> Any:
+        if type(value) is tuple:
+            return tuple(self.output(v, originals) for v in value)
+        if not isinstance(value, np.ndarray) or value.ndim == 0:
+            return value
+        if id(value) in originals:  # an argument returned: the caller's own device array
+            return originals[id(value)]
+        from numba import cuda
+        device = cuda.to_device(np.ascontiguousarray(value))
+        return as_cupy(device) if self.cupy else device

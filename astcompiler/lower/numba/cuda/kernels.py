@@ -102,10 +102,41 @@ def row_reduction(kernel: KernelPlan) -> bool:
 
 
 def raises_fp(node: Node, rule: Any) -> bool:
-    """A member whose float result may come with an FP error NumPy reports (any float op but
-    a copy; the test in the kernel is on values, so a false candidate costs nothing but it)."""
-    return isinstance(rule, ScalarRule) and rule.template != "{0}" and node.meta is not None \
-        and np.dtype(node.meta.dtype).kind == "f"
+    """A member whose result may come with an FP error NumPy reports: any float op but a copy
+    in the same dtype (a narrowing cast may overflow), and casts of floats to integers (NaN,
+    infinity, out of range: "invalid value encountered in cast"). The test in the kernel is on
+    values, so a false candidate costs nothing but it."""
+    if not isinstance(rule, ScalarRule) or node.meta is None:
+        return False
+    kind = np.dtype(node.meta.dtype).kind
+    if rule.template != "{0}":
+        return kind == "f"
+    source = _source_dtype(node)
+    if source is None or source.kind != "f":
+        return False
+    return kind in "iu" or (kind == "f" and np.dtype(node.meta.dtype).itemsize
+                            < source.itemsize)
+
+
+def accumulates(rule: Any) -> bool:
+    """A float reduction whose accumulator computes (sums, products, means, variances), so it
+    may overflow or make NaN where NumPy warns; not arg-reductions, nor the comparisons that
+    track NaN beside the accumulator (``nan_flag``: max, min)."""
+    return isinstance(rule, ReductionRule) and not rule.arg and not rule.nan_flag \
+        and np.dtype(rule.acc_dtype).kind == "f"
+
+
+def int_cast(node: Node, rule: Any) -> bool:
+    """A cast (``astype``) of a float to an integer dtype."""
+    source = _source_dtype(node)
+    return isinstance(rule, ScalarRule) and rule.template == "{0}" and source is not None \
+        and source.kind == "f" and np.dtype(node.meta.dtype).kind in "iu"
+
+
+def _source_dtype(node: Node) -> np.dtype | None:
+    first = node.args[0] if node.args else None
+    return np.dtype(first.meta.dtype) if isinstance(first, Node) and first.meta is not None \
+        else None
 
 
 def serial_reduction(kernel: KernelPlan) -> bool:
@@ -150,7 +181,11 @@ def take_other(rule: ReductionRule, value: str, index: str, other: str, other_in
 
 class CudaEmitter(KernelEmitter):
     """One grid-stride ``cuda.jit`` kernel for a pointwise ``KernelPlan``; 0-d inputs are passed
-    as scalar values."""
+    as scalar values. ``DECORATOR`` and ``GRID`` (first flat index, stride): a device loop's
+    device functions use one block's threads (``loops.py``)."""
+
+    DECORATOR = "@cuda.jit"
+    GRID = ("cuda.grid(1)", "cuda.gridsize(1)")
 
     def __init__(self, kernel: KernelPlan, plan: Plan):
         super().__init__(kernel, plan, True)  # 0-d inputs are scalar values (``nested``)
@@ -159,7 +194,8 @@ class CudaEmitter(KernelEmitter):
         # dtype (float64 for float32 data)
         self.exact: dict = {}
         self.flag = self.names("fp_flag")
-        self.flagged = [n for n in kernel.nodes if raises_fp(n, kernel.rules[n])]
+        self.flagged = [n for n in kernel.nodes if raises_fp(n, kernel.rules[n])
+                        or accumulates(kernel.rules[n])]
         self.flat, self.stride, self.total, self.rest = (
             self.names(hint) for hint in ("flat", "stride", "total", "rest"))
 
@@ -179,6 +215,13 @@ class CudaEmitter(KernelEmitter):
         ndim = len(node.meta.shape)
         floats = [self.operand(a, None, ndim) for a in node.args
                   if isinstance(a, Node) and np.dtype(a.meta.dtype).kind == "f"]
+        if int_cast(node, self.k.rules[node]):  # NaN, infinite or past the integer's range
+            # (NumPy converts through int32 or int64: their range, a superset, decides)
+            limit = float(2 ** (8 * max(np.dtype(node.meta.dtype).itemsize, 4) - 1))
+            w.open(f"if not (abs({floats[0]}) < {limit!r}):")
+            w(f"{self.flag}[0] = 1", "a cast NumPy may report as invalid")
+            w.close()
+            return
         nan_in = " or ".join(f"{o} != {o}" for o in floats)
         finite_in = " and ".join(f"abs({o}) < np.inf" for o in floats)
         nan = f"({value} != {value}" + (f" and not ({nan_in}))" if floats else ")")
@@ -187,13 +230,27 @@ class CudaEmitter(KernelEmitter):
         w(f"{self.flag}[0] = 1", "an FP error NumPy would report")
         w.close()
 
+    def check_result(self, w: _Lines, node: Node) -> None:
+        """After a reduction's result: the FP flag when it is NaN or infinite (an accumulator
+        that overflowed, ``inf - inf``; or NaN and infinite elements: the rerun decides)."""
+        if node in self.flagged and accumulates(self.rule(node)):
+            w.open(f"if not (abs({self.local[node]}) < np.inf):")
+            w(f"{self.flag}[0] = 1", "a reduction NumPy may report (overflow, invalid)")
+            w.close()
+
+    def finish_sweep(self, w: _Lines, sweep: Any, at: str = "") -> None:
+        super().finish_sweep(w, sweep, at)
+        for node in sweep.reductions:
+            if not (self.rule(node).two_pass and sweep.phase[node] == 1):
+                self.check_result(w, node)
+
     def kernel_function(self) -> str:
         w = _Lines()
         self.prelude(w)
         dims = [d for d in range(self.ndim) if self.k.shape[d] != 1]
         w(f"{self.total} = {' * '.join(f'n{d}' for d in dims) if dims else '1'}")
-        w(f"{self.flat} = cuda.grid(1)")
-        w(f"{self.stride} = cuda.gridsize(1)")
+        w(f"{self.flat} = {self.GRID[0]}")
+        w(f"{self.stride} = {self.GRID[1]}")
         w.open(f"while {self.flat} < {self.total}:  # grid-stride loop over the elements")
         if dims:
             w(f"{self.rest} = {self.flat}")
@@ -206,7 +263,7 @@ class CudaEmitter(KernelEmitter):
         self.pointwise_element(w)
         w(f"{self.flat} += {self.stride}")
         w.close()
-        head = f"@cuda.jit\ndef {self.k.name}({', '.join(self.params())}):\n"
+        head = f"{self.DECORATOR}\ndef {self.k.name}({', '.join(self.params())}):\n"
         return head + "\n".join(w.lines) + "\n"
 
 
@@ -230,26 +287,34 @@ class EpilogueEmitter(CudaEmitter):
             self.flag = self.names("e_fp_flag")
 
     def params(self) -> list[str]:
-        return [p for p in super().params() if p != self.param[self.product]]
+        """The FP flag always (the product's own non-finite results set it), then the
+        epilogue's inputs but the product, and its outputs."""
+        rest = [p for p in super().params() if p not in (self.param[self.product], self.flag)]
+        return [self.flag] + rest
 
     def leaf(self, node: Node, consumer_ndim: int) -> str:
         return "acc" if node is self.product else super().leaf(node, consumer_ndim)
 
     def store_lines(self, depth: int) -> list[str]:
+        """The element code at ``(row, col)`` of the product (``(z, row, col)`` of a batch)."""
         w = _Lines(depth)
-        w("i0 = row")
-        w("i1 = col")
+        for d, name in enumerate(("z", "row", "col")[3 - len(self.k.shape):]):
+            w(f"i{d} = {name}")
         self.pointwise_element(w)
         return w.lines
 
 
 def fusable_epilogue(node: Node, kernel: KernelPlan, plan: Plan) -> bool:
-    """Whether pointwise ``kernel`` can run in the store of product ``node`` (2-D @ 2-D): it
-    reads the product over its whole iteration space, nothing else reads the product, and the
-    kernel writes no destination (a plain pointwise GPU kernel)."""
+    """Whether pointwise ``kernel`` can run in the store of product ``node`` (2-D @ 2-D, or a
+    batch: ``matmul`` with a 3-D result of 2-D/3-D operands): it reads the product over its
+    whole iteration space (no size-1 dim), nothing else reads the product, and the kernel
+    writes no destination (a plain pointwise GPU kernel)."""
     if not (gpu_kernel(kernel) and kernel.style == "pointwise" and kernel.store_into is None):
         return False
-    if any(a.meta.ndim != 2 for a in node.args) or len(kernel.shape) != 2:
+    ndim = len(kernel.shape)  # (a 3-D result is a batched matmul: ``gpu_matmul``)
+    if ndim == 3 and any(a.meta.ndim not in (2, 3) for a in node.args):
+        return False
+    if ndim == 2 and any(a.meta.ndim != 2 for a in node.args) or ndim not in (2, 3):
         return False
     if tuple(kernel.shape) != tuple(node.meta.shape) or 1 in tuple(kernel.shape):
         return False
@@ -439,6 +504,7 @@ class ReductionEmitter(CudaEmitter):
         self.take_merged(w, self.reductions)
         for node in self.reductions:
             w(f"{self.local[node]} = {self.finalize(node)}", node.origin)
+            self.check_result(w, node)
         self.outer_nodes(w, [n for n in self.k.sweeps[0].after if n not in self.reductions])
         for node in self.returns:
             w(f"{self.result[node]}[0] = {self.local[node]}")

@@ -10,9 +10,10 @@ launcher checks the operands' sizes (NumPy's error or broadcasting otherwise: th
 The kernel: every block computes TILE x TILE tiles of the result (grid-stride over tiles and the
 batch); per step of TILE along the contracted axis, its threads stage one tile of each operand
 in shared memory (zeros past the edges), synchronize, and accumulate ``acc += a * b`` in the
-result's dtype. The order of the additions is the contracted axis's, in TILE-sized steps, not
-BLAS's: results agree with NumPy within ``depth * eps * (|A| @ |B|)`` (``docs/cuda.md``), not bit
-for bit.
+result's dtype. A result element that is NaN or infinite sets the kernel's FP flag (the launcher
+then reruns the product with NumPy on the host, which warns as NumPy's matmul does, or not).
+The order of the additions is the contracted axis's, in TILE-sized steps, not BLAS's: results
+agree with NumPy within ``depth * eps * (|A| @ |B|)`` (``docs/cuda.md``), not bit for bit.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ....graph import Node
+from ..optable import numba_rule
 from .devices import simulator_enabled
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -37,7 +39,8 @@ def tile_size() -> int:
 
 def gpu_matmul(node: Node) -> bool:
     """Whether ``node`` is a matrix product this target runs on the GPU."""
-    if node.op != "call" or node.target not in ("matmul", "dot") or node.kwargs:
+    top = numba_rule(node.target).product_ndim if node.op == "call" else None
+    if top is None or node.kwargs:  # ``NumbaRule.product_ndim``: the op is a matrix product
         return False
     if len(node.args) != 2 or not all(isinstance(a, Node) and a.meta is not None
                                       for a in node.args) or node.meta is None:
@@ -46,7 +49,6 @@ def gpu_matmul(node: Node) -> bool:
     dtypes = {np.dtype(a.meta.dtype), np.dtype(b.meta.dtype), np.dtype(node.meta.dtype)}
     if len(dtypes) != 1 or dtypes.pop() not in FLOATS or node.meta.shape == ():
         return False
-    top = 3 if node.target == "matmul" else 2
     return 1 <= a.meta.ndim <= top and 1 <= b.meta.ndim <= top
 
 
@@ -62,7 +64,7 @@ class MatmulCode:
     tile: int
     epilogue: Any = None  # the fused kernel's CudaKernelCode (run alone as the fallback)
     inputs: list = field(default_factory=list)  # the fused kernel's inputs but the product
-    flagged: bool = False  # the fused kernel's FP flag is the first epilogue parameter
+    flagged: bool = True  # an FP flag parameter (after ``a, b``): a non-finite result
 
 
 def matmul_code(node: Node, name: str, epilogue: Any = None) -> MatmulCode:
@@ -70,9 +72,12 @@ def matmul_code(node: Node, name: str, epilogue: Any = None) -> MatmulCode:
     tile = tile_size()
     dtype = f"np.{np.dtype(node.meta.dtype).name}"
     origin = f"  # {node.origin}" if node.origin else ""
-    params = "a, b, out" if epilogue is None else ", ".join(["a", "b"] + epilogue.params())
-    batch = "out.shape[0]" if epilogue is None else "1"
-    store = _store(epilogue)
+    flag = "fp_flag" if epilogue is None else epilogue.flag
+    params = "a, b, fp_flag, out" if epilogue is None else ", ".join(["a", "b"]
+                                                                    + epilogue.params())
+    store = f"""                    if not (abs(acc) < np.inf):{origin}
+                        {flag}[0] = 1  # NaN or infinity: NumPy's matmul may warn (rerun)
+""" + _store(epilogue)
     fused = "" if epilogue is None else f", fused with {epilogue.k.name}"
     source = f'''"""{name}: CUDA tiled matrix product ({node.target}, {TILE_DOC.format(tile=tile)}{fused}).
 
@@ -92,7 +97,7 @@ def {name}({params}):
     sb = cuda.shared.array((TILE, TILE), {dtype})
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
-    batch = {batch}
+    batch = a.shape[0] if a.shape[0] > b.shape[0] else b.shape[0]
     m = a.shape[1]
     n = b.shape[2]
     depth = a.shape[2]
@@ -150,7 +155,7 @@ def operand_shapes(target: str, a: tuple, b: tuple) -> tuple[tuple, tuple, tuple
     b3 = (1, b[0], 1) if len(b) == 1 else ((1,) + b if len(b) == 2 else b)
     if a3[2] != b3[1] or (a3[0] != b3[0] and 1 not in (a3[0], b3[0])):
         return None
-    if target == "dot" and (len(a) > 2 or len(b) > 2):
+    if len(a) > numba_rule(target).product_ndim or len(b) > numba_rule(target).product_ndim:
         return None
     batch = max(a3[0], b3[0])
     shape = (batch, a3[1], b3[2])

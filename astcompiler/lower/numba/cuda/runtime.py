@@ -162,7 +162,7 @@ class KernelLauncher:
         # per buffer dim: the kernel's dim it spans (None: size 1); rows kernels' per-row
         # outputs are F with 1s, or F's leading (outer) dims; columns kernels' are F with 1s,
         # or F's kept axes
-        self.spans = [_spans(n, plan) for n in code.buffers]
+        self.spans = [buffer_spans(n, plan) for n in code.buffers]
         self.serial = code.serial
         self.reduces = bool(plan.reduce_axes) or plan.style != "pointwise"
         self.results = [np.dtype(n.meta.dtype) for n in code.returns]
@@ -191,7 +191,7 @@ class KernelLauncher:
                      int(inputs[self.position[d[0]]].shape[d[1]]) for d in self.dims)
 
     def __call__(self, transfers: Transfers, *inputs: Any) -> tuple:
-        if self.failed or not all(c_ordered(v) for v in inputs) or _errors_matter():
+        if self.failed or not all(c_ordered(v) for v in inputs) or errors_matter():
             return self.host(transfers, inputs)  # NumPy's layout, or np.seterr's errors
         shape = self.shape(inputs)
         total = int(np.prod(shape, dtype=np.int64))
@@ -212,7 +212,7 @@ class KernelLauncher:
         if flag is not None:
             args.insert(0, flag)
         try:
-            with _simulated_warnings():
+            with simulated_warnings():
                 outs = self.launch(args, outs, shape, total)
         except Exception as error:  # noqa: BLE001 - kernels raise nothing of the program's:
             self.failed = True  # typing, NVVM/linking or launch failures of this target
@@ -222,7 +222,7 @@ class KernelLauncher:
             get_logger("graph_breaks").info("%s\n%s", message, error)
             warnings.warn(message, RuntimeWarning, stacklevel=3)
             return self.host(transfers, inputs)
-        if flag is not None and _warns() and flag.copy_to_host()[0]:
+        if flag is not None and warns() and flag.copy_to_host()[0]:
             flag.copy_to_device(np.zeros(1, np.int32))  # cleared for the next launch
             self.host(transfers, inputs)  # NumPy's own warnings, per op and in order
         return outs
@@ -318,7 +318,9 @@ class MatmulLauncher:
     """A matrix product on the GPU (``matmul.py``): ``launcher(transfers, a, b)`` returns
     ``(result,)``, a device array; CuPy's BLAS when CuPy is importable on a real GPU. Operand
     sizes NumPy rejects or broadcasts differently, a layout other than C order, or
-    ``np.seterr`` modes that raise run the node with NumPy on the host."""
+    ``np.seterr`` modes that raise run the node with NumPy on the host. A NaN or infinite
+    result element sets the kernel's FP flag: the product (and a fused epilogue) then reruns
+    with NumPy on the host, which warns as the plain call does."""
 
     def __init__(self, kernel: Callable, code: Any, alone: KernelLauncher | None = None):
         """``alone``: the launcher of the fused epilogue kernel by itself (the fallback)."""
@@ -346,7 +348,8 @@ class MatmulLauncher:
         """The product with the epilogue in its store; else the product, then the epilogue."""
         from .matmul import operand_shapes
         shapes = operand_shapes(self.target, tuple(a.shape), tuple(b.shape))
-        if self.failed or shapes is None or len(shapes[3]) != 2 or _errors_matter() \
+        if self.failed or shapes is None or len(shapes[3]) != len(self.code.node.meta.shape) \
+                or errors_matter() \
                 or not all(c_ordered(v) for v in (a, b, *rest)):
             return self.alone(transfers, *self.alone_inputs(self.product(transfers, a, b)[0],
                                                               rest))
@@ -355,13 +358,10 @@ class MatmulLauncher:
         args = [transfers.scalar(v) if s else transfers.device(v)
                 for v, s in zip(rest, self.scalars)]
         outs = [cuda.device_array(result, dtype) for dtype in self.out_dtypes]
-        if self.code.flagged:
-            if self.flag is None:
-                self.flag = cuda.to_device(np.zeros(1, np.int32))
-            args.insert(0, self.flag)
+        args.insert(0, self.flag_array())
         try:
             if 0 not in shape:
-                with _simulated_warnings():
+                with simulated_warnings():
                     self.kernel[self.grid(shape), (self.code.tile, self.code.tile)](
                         transfers.device(a).reshape(a3), transfers.device(b).reshape(b3),
                         *args, *outs)
@@ -371,11 +371,24 @@ class MatmulLauncher:
                           f"({type(error).__name__}: {error_summary(error)}); the product and "
                           "its epilogue run apart from now on", RuntimeWarning, stacklevel=3)
             return self.fused(transfers, a, b, rest)
-        if self.flag is not None and _warns() and self.flag.copy_to_host()[0]:
-            self.flag.copy_to_device(np.zeros(1, np.int32))
-            product = self.step(transfers.host(a), transfers.host(b))
-            self.alone.host(transfers, tuple(self.alone_inputs(product, rest)))  # NumPy warns
+        if self.flag_set():
+            product = self.step(transfers.host(a), transfers.host(b))  # NumPy's matmul warns,
+            self.alone.host(transfers, tuple(self.alone_inputs(product, rest)))  # then these
         return tuple(outs)
+
+    def flag_array(self) -> Any:
+        """The kernel's device FP flag (allocated once; zero unless a launch set it)."""
+        if self.flag is None:
+            from numba import cuda
+            self.flag = cuda.to_device(np.zeros(1, np.int32))
+        return self.flag
+
+    def flag_set(self) -> bool:
+        """The last launch set the FP flag while NumPy would warn (cleared for the next)."""
+        if not (warns() and self.flag.copy_to_host()[0]):
+            return False
+        self.flag.copy_to_device(np.zeros(1, np.int32))
+        return True
 
     def grid(self, shape: tuple) -> tuple:
         tile = self.code.tile
@@ -389,7 +402,7 @@ class MatmulLauncher:
             return (self.step(transfers.host(a), transfers.host(b)),)
         shapes = operand_shapes(self.target, tuple(a.shape), tuple(b.shape))
         if self.failed or shapes is None or not (c_ordered(a) and c_ordered(b)) \
-                or _errors_matter():
+                or errors_matter():
             return (self.step(transfers.host(a), transfers.host(b)),)
         a3, b3, shape, result = shapes
         cupy = cupy_module()
@@ -402,17 +415,21 @@ class MatmulLauncher:
         try:
             if 0 not in shape:
                 tile = self.code.tile
-                self.kernel[self.grid(shape), (tile, tile)](da.reshape(a3), db.reshape(b3), out)
+                with simulated_warnings():
+                    self.kernel[self.grid(shape), (tile, tile)](da.reshape(a3), db.reshape(b3),
+                                                                self.flag_array(), out)
         except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
             self.failed = True
             warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
                           f"({type(error).__name__}: {error_summary(error)}); the product runs "
                           "with NumPy on the host from now on", RuntimeWarning, stacklevel=3)
             return (self.step(transfers.host(a), transfers.host(b)),)
+        if 0 not in shape and self.flag_set():
+            self.step(transfers.host(a), transfers.host(b))  # NumPy's own warnings (or none)
         return (out.reshape(result),)
 
 
-def _spans(node: Node, kernel: Any) -> tuple[int | None, ...]:
+def buffer_spans(node: Node, kernel: Any) -> tuple[int | None, ...]:
     """Per dim of an output buffer: the kernel dim whose run-time size it has (None: 1)."""
     shape = tuple(node.meta.shape)
     ndim = len(kernel.dims)
@@ -422,7 +439,7 @@ def _spans(node: Node, kernel: Any) -> tuple[int | None, ...]:
     return tuple(None if size == 1 else d for d, size in zip(dims, shape))
 
 
-def _errors_matter() -> bool:
+def errors_matter() -> bool:
     """``np.seterr`` makes floating-point errors raise or call a handler, or underflow warn:
     kernels (whose flags tell NaN and infinity only, after the fact) must not run; NumPy does.
     (Default warnings come from the device flag: ``KernelLauncher``.)"""
@@ -431,14 +448,14 @@ def _errors_matter() -> bool:
                                              for mode in modes.values())
 
 
-def _warns() -> bool:
+def warns() -> bool:
     """Some FP error NumPy reports by default warns (``np.errstate`` may silence all)."""
     modes = np.geterr()
     return any(modes[c] == "warn" for c in ("divide", "over", "invalid"))
 
 
 @contextlib.contextmanager
-def _simulated_warnings() -> Iterator[None]:
+def simulated_warnings() -> Iterator[None]:
     """Under the simulator, kernels are Python on NumPy scalars, which warn themselves ("in
     scalar divide"): silenced, since the device flag decides (a GPU never warns)."""
     from .devices import simulator_enabled

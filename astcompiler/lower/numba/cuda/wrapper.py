@@ -131,7 +131,7 @@ class CudaWrapperWriter:
             return
         alone = self.codes[epilogue.index]
         code = matmul_code(node, name, EpilogueEmitter(epilogue, self.plan, node))
-        code.epilogue, code.flagged = alone, alone.flagged
+        code.epilogue = alone  # (the fused kernel's FP flag: the product's too)
         code.inputs = [n for n in alone.inputs if n is not node]
         self.kernels.append(code)
         outs = ", ".join(self.name(n) for n in alone.buffers) + ","

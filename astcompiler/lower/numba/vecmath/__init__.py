@@ -78,6 +78,33 @@ def import_line(key: str) -> str:
     return f"from {module} import {function} as {call_name(key)}  # vecmath {source_hash()}"
 
 
+# functions with a cheaper variant for small arguments (``trig.py``: Cody-Waite below 2**15):
+# pointwise kernels run blocks of 64 elements with it and rerun a block with the full function
+# when ``BIG_CHECK`` says an argument was past it; both give the same bits where both apply
+FAST_VARIANTS = {("sin", "float64"): "sin_fast_f64", ("cos", "float64"): "cos_fast_f64"}
+BIG_CHECK = "trig_big_f64"
+FAST_BLOCK = 64  # elements per block
+
+
+def fast_call(key: str) -> str | None:
+    """The call name of helper ``key``'s small-argument variant, None when it has none."""
+    _, name, dtype = key.split(":")
+    return f"vm_{name}_fast_{dtype}" if (name, dtype) in FAST_VARIANTS else None
+
+
+def big_call(key: str) -> str:
+    """The call name of the check ``fast_call(key)`` needs (True: rerun the block)."""
+    return f"vm_{key.split(':')[2]}_trig_big"
+
+
+def fast_import_line(key: str) -> str:
+    """The kernel module's import of ``key``'s fast variant and its check."""
+    _, name, dtype = key.split(":")
+    module = VECTOR_MATH[(name, dtype)][0]
+    return (f"from {module} import {FAST_VARIANTS[(name, dtype)]} as {fast_call(key)}, "
+            f"{BIG_CHECK} as {big_call(key)}  # vecmath {source_hash()}")
+
+
 _HASH: list[str] = []
 
 
@@ -95,7 +122,8 @@ def source_hash() -> str:
 
 
 __all__ = ["VECTOR_MATH", "NATIVE_FLOAT32", "KERNELS_KEEP_LIBM", "PREFIX", "helper_key",
-           "call_name", "import_line", "source_hash"]
+           "call_name", "import_line", "source_hash", "FAST_VARIANTS", "FAST_BLOCK", "fast_call",
+           "big_call", "fast_import_line"]
 
 
 def feeds_reduction(node, depth: int = 8) -> bool:
