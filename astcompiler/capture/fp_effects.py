@@ -59,13 +59,11 @@ def _kinds(node: Node) -> set[str] | None:
 
 
 def _widening_copy(node: Node) -> bool:
-    """A copy or cast (template ``{0}``) whose every operand casts safely to the result."""
-    if node.meta is None:
+    """A copy or cast (template ``{0}``) of an operand that casts safely to the result."""
+    source = node.args[0] if node.args else None
+    if node.meta is None or not isinstance(source, Node) or source.meta is None:
         return False
-    result = np.dtype(node.meta.dtype)
-    dtypes = [node.args[0].meta.dtype if isinstance(node.args[0], Node) and node.args[0].meta
-              else None] if node.args else [None]
-    return all(d is not None and np.can_cast(d, result, "safe") for d in dtypes)
+    return bool(np.can_cast(source.meta.dtype, node.meta.dtype, "safe"))
 
 
 def may_set_fp_flags(node: Node) -> bool:

@@ -66,7 +66,7 @@ SHIFTED = ac.compile(shifted_sum, backend="numba")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_whole_sums_of_contiguous_arrays(dtype):
     rng = np.random.default_rng(0)
-    for shape in [(4, 7), (4, 129), (3, 40, 60), (2, 3, 5, 50), (0, 5), (1, 1)]:
+    for shape in [(4, 7), (4, 129), (0, 5), (1, 1), (3, 40, 60)]:
         x = _data(rng, shape, dtype)
         _check(WHOLE_C, whole, x)
         _check(WHOLE_F, whole, np.asfortranarray(x))
@@ -131,7 +131,7 @@ def test_cast_and_reordered_float_sums_run_as_numpy():
 HYPOTHESIS_WHOLE = ac.compile(lambda x: x.sum(), backend="numba")
 
 
-@settings(derandomize=True, max_examples=12, deadline=None,
+@settings(derandomize=True, max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.integers(0, 300), min_size=2, max_size=4).filter(
     lambda s: int(np.prod(s)) <= 30000), st.sampled_from(["C", "F", "chain"]))

@@ -14,7 +14,10 @@ add in NumPy's pairwise order (``pairwise.py``: static rows of 8 to 128 unroll i
 accumulators, static rows up to ``PAIRWISE_STATIC`` write its tree out, others use a plan made at
 run time; an input row of unit stride is summed in place, other summands go through a buffer of
 ``PAIRWISE_CHUNK`` elements that the sweep's vectorized loop fills), in the input's float; columns
-kernels add rows in order in the input's float, as NumPy does for C arrays.
+kernels add rows in order in the input's float, as NumPy does for C arrays. Rows kernels reducing
+several trailing axes (whole N-d arrays included) also hold a flattened twin over the collapsed
+axes (``flat_sums.py``), which their entries call when the operands' layouts let NumPy coalesce
+those axes into one run.
 
 Other reductions over the innermost axis accumulate in ``VECTOR_LANES`` independent lanes when
 their ``merge`` allows it (or they are ``argmax``/``argmin``) and the sweep's element work is cheap
@@ -69,7 +72,7 @@ PAIRWISE_VALUES = 128  # pairwise.VALUES
 PAIRWISE_SMALLEST = 8192  # elements at least in a prange twin's subtree of the sum tree
 PAIRWISE_STATIC = 4096  # static rows up to this length: their sum tree is written out
 PAIRWISE_IMPORT = ("from astcompiler.lower.numba.pairwise import block_sum8, block_sums4, "
-                   "c_view, flat_view, pairwise_level, pairwise_sum  # NumPy's pairwise float sums")
+                   "flat_view, pairwise_level, pairwise_sum  # NumPy's pairwise float sums")
 _SUM_TERM = "{acc} + "
 # float max/min whose whole blocks of lanes run in registers (lane_loops.py), by combine template
 LANE_LOOPS = {"({v} if {v} >= {acc} else {acc})": "lanes_max",

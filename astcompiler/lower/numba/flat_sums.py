@@ -116,13 +116,15 @@ def dispatch_lines(twin: FlatTwin, ndim: int, arrays: list[tuple[str, tuple]], c
         return (f"flat_view({name}, ({', '.join(kept + [size])},), "
                 f"({', '.join(steps + [last.format(name)])},))")
 
+    def step(name: str, d: int, relation: str) -> str:
+        return f"{name}.strides[{d}] {relation} {name}.shape[{d + 1}] * {name}.strides[{d + 1}]"
+
     def chained(name: str) -> str:
-        return " and ".join(f"{name}.strides[{d}] == {name}.shape[{d + 1}] * {name}.strides[{d + 1}]"
-                            for d in range(outer, ndim - 1))
+        return " and ".join(step(name, d, "==") for d in range(outer, ndim - 1))
 
     def ordered(name: str) -> str:
-        return " and ".join([f"{name}.strides[{d}] >= {name}.shape[{d + 1}] * {name}.strides[{d + 1}]"
-                             for d in range(ndim - 1)] + [f"{name}.strides[{ndim - 1}] > 0"])
+        return " and ".join([step(name, d, ">=") for d in range(ndim - 1)]
+                            + [f"{name}.strides[{ndim - 1}] > 0"])
 
     cases = [(" and ".join(f"{n}.flags.c_contiguous" for n in wide), "{}.itemsize",
               "C-contiguous: one pairwise run per row, as NumPy")]

@@ -16,7 +16,8 @@ runs down to nodes of at most ``CHUNK`` elements. Kernels (``cpu.py``) sum an in
 stride in place, or write the summands into a contiguous buffer of at most ``CHUNK`` elements (a
 loop LLVM vectorizes, vecmath calls included) and add the buffer; for static rows they write the
 tree out themselves. ``pairwise_level`` cuts the tree into equal-depth subtrees for ``prange``
-twins: their sums, combined as a perfect binary tree, are NumPy's.
+twins: their sums, combined as a perfect binary tree, are NumPy's. ``flat_view`` gives the
+flattened twins of ``flat_sums.py`` their collapsed views of N-d operands.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _STARTS, _BLOCKS, _PROGRAM, _NODES = 8, 48, 88, 168  # a plan's layout: offsets 
 _NEXT = 4  # in the first plan: the slot the next new length replaces
 
 __all__ = ["block_sum8", "block_sums4", "pairwise_sum", "pairwise_level", "plan_tree", "flat_view",
-           "c_view", "CHUNK", "STACK", "VALUES", "LEAF", "PLAN"]
+           "CHUNK", "STACK", "VALUES", "LEAF", "PLAN"]
 
 
 def _tree8(builder, r):
@@ -287,7 +288,7 @@ def pairwise_level(n, starts, sizes, smallest):
 
 
 def _view(layout: str):
-    """The typing of ``flat_view`` (``layout`` "A") and ``c_view`` ("C")."""
+    """The typing of a view intrinsic whose result has numba ``layout`` (``flat_view``: "A")."""
     def typer(typingctx, arr, shape, strides):
         if not (isinstance(arr, types.Array) and isinstance(shape, types.BaseTuple)
                 and isinstance(strides, types.BaseTuple) and len(shape) == len(strides)
@@ -312,7 +313,7 @@ def _view(layout: str):
                            meminfo=src.meminfo, parent=src.parent)
             return impl_ret_borrowed(context, builder, signature.return_type, dst._getvalue())
         return result(arr, shape, strides), codegen
-    typer.__name__ = typer.__qualname__ = "flat_view" if layout == "A" else "c_view"
+    typer.__name__ = typer.__qualname__ = "flat_view"
     return typer
 
 
@@ -321,5 +322,3 @@ flat_view.__doc__ = """``flat_view(arr, shape, strides)``: a view of ``arr``'s b
 and byte ``strides`` (tuples of ints, one length), which the caller has checked address ``arr``'s
 elements (its reduced axes chain into one run: ``flat_sums.py``). numba's ``reshape`` does not
 type 'A' layouts."""
-c_view = intrinsic(_view("C"))
-c_view.__doc__ = """``flat_view`` of a C-contiguous run: the view's layout is 'C' (vectorized loops)."""

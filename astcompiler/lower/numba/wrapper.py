@@ -707,8 +707,8 @@ class WrapperWriter:
         for node in self.pool_taken:  # after its last use; a call that raises drops it
             self.emit(f"___pool.give({self.pooled[node]}, {self.var[node]})", node.origin)
         self.emit(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
-        temporaries = [self.var[n] for n in self.var if n.op != "placeholder" and not any(
-            r.op == "placeholder" for r in self.plan.roots.get(n, ()))]  # not views of inputs
+        temporaries = [self.var[n] for n in self.var if n.op != "placeholder"
+                       and n in self.plan.roots.get(n, {n})]  # may own memory: not a view
         self.lines, moved = release_dead(self.lines, temporaries, 8)  # memory as NumPy reuses it
         if self.first_effect is not None:
             self.first_effect = moved[self.first_effect]
