@@ -117,6 +117,11 @@ class _Settings:
     # ... in kernels whose static size has at least this many elements (or a dynamic size):
     # inlining vecmath costs about 0.5 s of numba compile, which small arrays never win back
     vector_math_min_elements: int = 4096
+    # float64 sin/cos in pointwise kernels run blocks of 64 elements with a small-argument
+    # reduction (vecmath FAST_VARIANTS; a block past 2**15 runs again with the full functions):
+    # about 2x faster loops, but each such kernel compiles two bodies (about 2x numba's compile
+    # time), so off unless asked for (docs/performance.md, "Vectorized math")
+    fast_trig_blocks: bool = False
     # ufuncs NumPy's own SIMD loops compute faster than a kernel on this CPU (sin, exp, tanh...
     # on AVX512_SKX: lower/numba/numpy_simd.py) stay NumPy steps outside structured loop code;
     # their neighbours still fuse. False: kernels hold them (vecmath or libm)

@@ -38,7 +38,7 @@ def _evaluate(node: Node, args: Any, kwargs: dict) -> Any:
     if node.operator and op.python is not None and not kwargs and _scalars(args):
         impl = op.python  # NumPy's scalar math, as the user wrote it
     if node.place is not None:  # NumPy's warnings come from the user's line
-        return _python(node, at_place(node.place)(impl, args, kwargs))
+        return _python(node, at_place(node.place)(impl, *args, **kwargs))
     return _python(node, impl(*args, **kwargs))
 
 

@@ -18,7 +18,7 @@ import warnings
 from typing import Any, Callable
 
 # a call whose frame has the user's file, line and module globals: NumPy warns "from" there
-_CALL = compile("def call(impl, args, kwargs): return impl(*args, **kwargs)", "<place>", "exec")
+_CALL = compile("def call(impl, /, *args, **kwargs): return impl(*args, **kwargs)", "<place>", "exec")
 _CALL_CODE = next(c for c in _CALL.co_consts if isinstance(c, types.CodeType))
 _CALLS: dict[tuple[str, int, int], Callable[..., Any]] = {}
 _REGISTRIES: dict[str, dict] = {}  # module name -> registry, for modules no longer imported
@@ -26,7 +26,7 @@ _GLOBALS: dict[str, dict] = {}  # module name -> stand-in globals, for modules n
 
 
 def at_place(place: tuple[str, int, dict]) -> Callable[..., Any]:
-    """``call(impl, args, kwargs)`` running in a frame at ``place`` (file, line, module
+    """``call(impl, *args, **kwargs)`` running in a frame at ``place`` (file, line, module
     globals): the warnings NumPy raises in it have the user's location, module and registry."""
     filename, lineno, module_globals = place
     key = (filename, lineno, id(module_globals))

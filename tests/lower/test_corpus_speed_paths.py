@@ -4,8 +4,6 @@
   refcounts free them), so memory is reused instead of being taken fresh every call;
 - BLAS products read pooled temporaries (``alpha * A`` before ``@``), and ``beta * D`` fuses into
   the epilogue that reads the last product instead of being stored by an earlier kernel;
-- a static row of 8-128 whose summands are not cheap (``exp``) goes through the summand buffer
-  (one inlined ``exp``) rather than nine unrolled copies of it (seconds of compile).
 Results stay bit-identical to NumPy's.
 """
 
@@ -136,14 +134,13 @@ def softmax_xent(logits, labels):
     return loss, probs
 
 
-def test_softmax_xent_bits_and_one_exp_in_the_sum_kernel():
+def test_softmax_xent_bits_on_static_rows_of_100():
+    """Static rows of 100 (NumPy's eight unrolled accumulators): probs and loss in NumPy's bits
+    (the summand-buffer path measured 1 ulp off here, so it is not used for such rows)."""
     rng = np.random.default_rng(5)
-    args = rng.standard_normal((12, 100)), rng.integers(0, 100, 12)
+    args = rng.standard_normal((40, 100)), rng.integers(0, 100, 40)
     compiled = ac.compile(softmax_xent, backend="numba")
     got, want = compiled(*args), softmax_xent(*args)
     assert type(got[0]) is type(want[0])
     for g, w in zip(got, want):
         _bits(g, w)
-    kernel = compiled.entries[-1].output_code.split("# ---- kernel_0_")[1].split("# ---- kernel_1_")[0]
-    serial = kernel.split("_parallel(")[0]
-    assert serial.count("vm_exp_float64(") <= 2  # not one copy per unrolled lane

@@ -6,6 +6,8 @@ the dispatch answer) themselves, so they run the same on every CPU.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,12 @@ def test_dispatch_query_answers_from_numpy():
     assert isinstance(numpy_simd.dispatched(np.sin, "float32"), bool)
 
 
+def numpy_call(op: str, arg: str, wrapper: str) -> bool:
+    """The wrapper calls NumPy's ``op`` on ``arg``: directly, or in a frame at the user's line
+    (``___at_N(op, arg)``, so its warnings have the user's location)."""
+    return re.search(rf"(^|[^\w]){op}\({arg}\)|___at_\d+\({op}, {arg}\)", wrapper) is not None
+
+
 def test_chosen_op_is_a_numpy_step_and_bit_equal(monkeypatch):
     set_simd(monkeypatch, True)
     compiled = ac.compile(tanh_plus_one, backend="numba")
@@ -70,7 +78,7 @@ def test_chosen_op_is_a_numpy_step_and_bit_equal(monkeypatch):
     expected = tanh_plus_one(X32)
     assert result.dtype == expected.dtype and np.array_equal(result, expected)
     wrapper, kernels = parts(compiled)
-    assert "op_tanh(x)" in wrapper
+    assert numpy_call("op_tanh", "x", wrapper)
     assert "np.add(" in kernels and "np.tanh(" not in kernels and "vm_tanh" not in kernels
 
 
@@ -82,7 +90,7 @@ def test_neighbours_still_fuse(monkeypatch):
     expected = sqrt_sin(x, y)
     assert result.dtype == expected.dtype and np.array_equal(result, expected)
     wrapper, kernels = parts(compiled)
-    assert "op_sin(y)" in wrapper and "op_sqrt" not in wrapper
+    assert numpy_call("op_sin", "y", wrapper) and "op_sqrt" not in wrapper
     assert kernels.count("# ---- kernel") == 1
     assert "np.sqrt(" in kernels and "np.multiply(" in kernels and "np.sin(" not in kernels
 

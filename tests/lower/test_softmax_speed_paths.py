@@ -128,7 +128,7 @@ def sin_in_place(x):
 
 @pytest.fixture(scope="module")
 def trig():
-    with ac.config.patch(vector_math_min_elements=0):
+    with ac.config.patch(vector_math_min_elements=0, fast_trig_blocks=True):
         yield ac.compile(trig_chain), ac.compile(sin_in_place)
 
 

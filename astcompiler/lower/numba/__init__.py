@@ -146,10 +146,10 @@ def _kernel_accepts(node: Any, rule: Any) -> bool:
     """A kernel holds the node: NumPy's loop is not faster (``numpy_simd``) and it compiles."""
     from .cpu import rule_compiles
     from .numpy_simd import keeps_numpy_loop
-    from .sum_orders import numpy_sum_order
+    from .sum_orders import numpy_faster_sum, numpy_sum_order
 
     return not keeps_numpy_loop(node, rule) and not numpy_sum_order(node, rule) \
-        and rule_compiles(node, rule)
+        and not numpy_faster_sum(node, rule) and rule_compiles(node, rule)
 
 
 def _not_structured(graph: Graph) -> tuple[None, str]:

@@ -679,8 +679,8 @@ class KernelEmitter:
         """Members calling a vecmath function with a small-argument variant, in a pointwise
         kernel whose outputs are fresh arrays (a block may be computed twice)."""
         k = self.k
-        if k.style != "pointwise" or k.masked is not None or k.store_into is not None \
-                or k.stored is not None or self.returns:
+        if not config.fast_trig_blocks or k.style != "pointwise" or k.masked is not None \
+                or k.store_into is not None or k.stored is not None or self.returns:
             return {}
         found = {}
         for node in k.nodes:
@@ -1143,12 +1143,11 @@ class KernelEmitter:
         return [n for n in sweep.reductions if n in self.exact]
 
     def unrolled_pairwise(self, sweep: Sweep) -> bool:
-        """A static row of 8 to 128 elements whose other reductions merge and whose summands
-        are cheap: NumPy's eight accumulators are unrolled scalar lanes (no buffer, no call)."""
+        """A static row of 8 to 128 elements whose other reductions merge: NumPy's eight
+        accumulators are unrolled scalar lanes (no buffer, no call)."""
         last = self.k.shape[-1]
         return isinstance(last, (int, np.integer)) and SHORT_ROW <= last <= PAIRWISE_LEAF \
-            and all(self.rule(n).merge and not self.rule(n).arg for n in sweep.reductions) \
-            and all(cheap(n) for n in sweep.compute)  # exp in 9 copies: 10 s to compile
+            and all(self.rule(n).merge and not self.rule(n).arg for n in sweep.reductions)
 
     def short_pairwise_sweep(self, w: _Writer, sweep: Sweep, dims: list[int],
                              ranges: dict[int, tuple[str, str]]) -> None:

@@ -153,10 +153,15 @@ def division(stem: str, float_key: str | None) -> UfuncRule:
 
 
 def float_extremum(symbol: str) -> UfuncRule:
-    """Float ``maximum`` (``>``) / ``minimum`` (``<``): NaN propagates, ties give the second."""
+    """Float ``maximum`` (``>``) / ``minimum`` (``<``): NaN propagates, ties give the second.
+    Python's ``max(a, b)``/``min(a, b)`` of Python floats (a node typed ``float``) keep ``a``
+    unless ``b`` wins: ``max(1.0, nan)`` is 1.0, ``max(nan, 1.0)`` nan."""
     def rule(ins: tuple, out: np.dtype, node: Node) -> ScalarRule | None:
-        return ScalarRule(ins, float_select(symbol, "{0}", "{1}"), out) \
-            if ins[0].kind == "f" else None
+        if ins[0].kind != "f":
+            return None
+        if node.meta is not None and node.meta.pytype is float:
+            return ScalarRule(ins, f"({{1}} if {{1}} {symbol} {{0}} else {{0}})", out)
+        return ScalarRule(ins, float_select(symbol, "{0}", "{1}"), out)
     return rule
 
 

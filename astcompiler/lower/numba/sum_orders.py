@@ -8,6 +8,12 @@ neither order, so the CPU target's kernels do not take these reductions (``numpy
 called by its ``accept`` vetoes in ``__init__.py`` and ``loop_kernels.py``): each is a local
 NumPy step and the rest of the graph still fuses. Integer sums are exact in any order and stay;
 the CUDA target keeps its own accumulators (no bit promise).
+
+A whole-array float sum of stored data (an input or a view of one, nothing computed per element)
+has nothing to fuse, and NumPy's own pairwise loop is faster than the kernels' (its intrinsics
+emit eight vector accumulators directly): ``numpy_faster_sum`` makes it a NumPy step at the top
+level and in host loops (its bits are NumPy's by definition). Row and column sums stay in kernels:
+there they fuse with their consumers (softmax, layernorm).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numpy_order_only", "numpy_sum_order"]
+__all__ = ["numpy_faster_sum", "numpy_order_only", "numpy_sum_order"]
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
@@ -54,3 +60,29 @@ def numpy_sum_order(node: Any, rule: Any) -> bool:
         return False
     return numpy_order_only(rule.merge, np.dtype(rule.input_dtype), np.dtype(rule.result_dtype),
                             node.kwargs.get("axis"), len(source.meta.shape))
+
+
+def _stored(value: Any) -> bool:
+    """Is ``value`` a graph input, or a chain of views of one?"""
+    from ...ops.registry import REGISTRY
+
+    while getattr(value, "op", None) == "call" and value.target in REGISTRY \
+            and REGISTRY[value.target].kind == "view" and value.args:
+        value = value.args[0]
+    return getattr(value, "op", None) == "placeholder"
+
+
+def numpy_faster_sum(node: Any, rule: Any) -> bool:
+    """A whole-array float sum (or mean) of stored data, which NumPy adds faster than a kernel."""
+    from ...config import config
+
+    source = node.args[0] if node.args else None
+    if not config.pairwise_sums or getattr(rule, "merge", None) != "{a} + {b}" \
+            or getattr(source, "meta", None) is None or not _stored(source):
+        return False
+    result, ndim = np.dtype(rule.result_dtype), len(source.meta.shape)
+    if result.kind not in "fc" or np.dtype(rule.input_dtype) != result or ndim == 0:
+        return False
+    if getattr(rule, "two_pass", False) or node.target not in ("sum", "mean"):
+        return False
+    return _axes(node.kwargs.get("axis"), ndim) == tuple(range(ndim))

@@ -216,21 +216,18 @@ class WrapperWriter:
         args += [f"{k}={self.value(v)}" for k, v in node.kwargs.items()]
         call = f"{self.ops[_op_key(node)]}({', '.join(args)})"
         if node.place is not None:  # NumPy's warnings come from the user's line
-            call = self.placed_call(node)
+            call = self.placed_call(node, args)
         if node.meta is None and REGISTRY[node.target].kind == "mutation":
             self.emit(call, node.origin)
             return
         self.var[node] = self.names(node.name)
         self.emit(f"{self.var[node]} = {call}", node.origin)
 
-    def placed_call(self, node: Node) -> str:
+    def placed_call(self, node: Node, args: list[str]) -> str:
         """``node``'s NumPy call in a frame at its user line (``lower/places.py``): its warnings
         have the plain call's location, module and once-per-location registry."""
-        place = literal_place(node.place)
-        at = self.places.setdefault(place, f"___at_{len(self.places)}")
-        positional = "".join(f"{self.value(a)}, " for a in node.args)
-        keywords = ", ".join(f"{k!r}: {self.value(v)}" for k, v in node.kwargs.items())
-        return f"{at}({self.ops[_op_key(node)]}, ({positional.rstrip(' ')}), {{{keywords}}})"
+        at = self.places.setdefault(literal_place(node.place), f"___at_{len(self.places)}")
+        return f"{at}({', '.join([self.ops[_op_key(node)], *args])})"
 
     def kernel_step(self, kernel: KernelPlan) -> None:
         code = self.codes[kernel.index]

@@ -87,8 +87,12 @@ FAST_BLOCK = 64  # elements per block
 
 
 def fast_call(key: str) -> str | None:
-    """The call name of helper ``key``'s small-argument variant, None when it has none."""
-    _, name, dtype = key.split(":")
+    """The call name of helper ``key``'s small-argument variant, None when it has none (and for
+    helpers that are not vecmath functions: their keys have another form)."""
+    parts = key.split(":")
+    if len(parts) != 3 or parts[0] != PREFIX:
+        return None
+    _, name, dtype = parts
     return f"vm_{name}_fast_{dtype}" if (name, dtype) in FAST_VARIANTS else None
 
 
