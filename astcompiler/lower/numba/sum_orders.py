@@ -83,6 +83,6 @@ def numpy_faster_sum(node: Any, rule: Any) -> bool:
     result, ndim = np.dtype(rule.result_dtype), len(source.meta.shape)
     if result.kind not in "fc" or np.dtype(rule.input_dtype) != result or ndim == 0:
         return False
-    if getattr(rule, "two_pass", False) or node.target not in ("sum", "mean"):
+    if getattr(rule, "two_pass", False):
         return False
     return _axes(node.kwargs.get("axis"), ndim) == tuple(range(ndim))
