@@ -34,8 +34,8 @@ from ..plan import KernelStep, NodeStep, Plan, write_targets
 from .kernels import CudaEmitter, CudaKernelCode, gpu_kernel
 from .launch import LAUNCH
 from ...eager import interpret
-from .runtime import (buffer_spans, c_ordered, errors_matter, kernel_graph, simulated_warnings,
-                      warns)
+from .runtime import (DeviceFlag, buffer_spans, c_ordered, errors_matter, kernel_graph,
+                      simulated_warnings)
 
 
 class DeviceFunctionEmitter(CudaEmitter):
@@ -184,7 +184,7 @@ class DeviceLoopLauncher:
     def __init__(self, kernel: Callable, code: DeviceLoopCode, host: Callable):
         self.kernel, self.code, self.host, self.name = kernel, code, host, code.name
         self.inputs = code.node.all_input_nodes()
-        self.failed, self.flag = False, None
+        self.failed, self.flag = False, DeviceFlag()
         self.kernels = [s.kernel for s in code.body.steps if isinstance(s, KernelStep)]
 
     def __call__(self, transfers: Any, *inputs: Any) -> tuple:
@@ -204,14 +204,14 @@ class DeviceLoopLauncher:
             return self.host(transfers, *inputs)
         carried, args = made
         try:
-            self.launch([self.flag_array(), trips.start, trips.stop, trips.step] + args)
+            self.launch([self.flag.device(), trips.start, trips.stop, trips.step] + args)
         except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
             self.failed = True
             warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
                           f"({type(error).__name__}: {error_summary(error)}); the loop runs "
                           "as a host loop from now on", RuntimeWarning, stacklevel=3)
             return self.host(transfers, *inputs)
-        if self.flag_set():  # NumPy's warnings: the host loop reruns its kernels' NumPy twins
+        if self.flag.taken():  # NumPy's warnings: the host loop reruns its kernels' NumPy twins
             return self.host(transfers, *inputs)
         last = trips[-1]
         return tuple(last if kind == "index" else value
@@ -255,17 +255,6 @@ class DeviceLoopLauncher:
         with simulated_warnings():
             self.kernel[1, LAUNCH.threads](*args)
 
-    def flag_array(self) -> Any:
-        if self.flag is None:
-            from numba import cuda
-            self.flag = cuda.to_device(np.zeros(1, np.int32))
-        return self.flag
-
-    def flag_set(self) -> bool:
-        if not (warns() and self.flag.copy_to_host()[0]):
-            return False
-        self.flag.copy_to_device(np.zeros(1, np.int32))
-        return True
 
 
 def _operand(transfers: Any, value: Any) -> Any:

@@ -54,6 +54,28 @@ def c_ordered(value: Any) -> bool:
     return True
 
 
+class DeviceFlag:
+    """A kernel's device FP flag: one int32 on the GPU, allocated at the first launch, set by a
+    launch whose result NumPy would warn about, cleared when read."""
+
+    def __init__(self) -> None:
+        self.array: Any = None
+
+    def device(self) -> Any:
+        """The flag array to pass to the kernel (allocated once, zero unless a launch set it)."""
+        if self.array is None:
+            from numba import cuda
+            self.array = cuda.to_device(np.zeros(1, np.int32))
+        return self.array
+
+    def taken(self) -> bool:
+        """The last launch set the flag while NumPy would warn (then cleared for the next)."""
+        if self.array is None or not (warns() and self.array.copy_to_host()[0]):
+            return False
+        self.array.copy_to_device(np.zeros(1, np.int32))
+        return True
+
+
 class Transfers:
     """The copies of one call: host -> device (uploads) and device -> host (downloads)."""
 
@@ -178,7 +200,7 @@ class KernelLauncher:
         self.scalars = [n.meta.shape == () for n in code.inputs]
         self.twin = kernel_graph(plan.nodes, code.inputs, code.buffers + code.returns)
         self.failed = kernel is None
-        self.flagged, self.flag = code.flagged, None
+        self.flagged, self.flag = code.flagged, DeviceFlag()
         self.ddof = max([plan.rules[n].ddof for n in plan.nodes
                          if getattr(plan.rules[n], "two_pass", False)] or [-1])
 
@@ -208,9 +230,8 @@ class KernelLauncher:
                 for spans, dtype in zip(self.spans, self.dtypes)]
         if total == 0:
             return tuple(outs)
-        flag = self.flag_array()
-        if flag is not None:
-            args.insert(0, flag)
+        if self.flagged:
+            args.insert(0, self.flag.device())
         try:
             with simulated_warnings():
                 outs = self.launch(args, outs, shape, total)
@@ -222,19 +243,9 @@ class KernelLauncher:
             get_logger("graph_breaks").info("%s\n%s", message, error)
             warnings.warn(message, RuntimeWarning, stacklevel=3)
             return self.host(transfers, inputs)
-        if flag is not None and warns() and flag.copy_to_host()[0]:
-            flag.copy_to_device(np.zeros(1, np.int32))  # cleared for the next launch
+        if self.flagged and self.flag.taken():
             self.host(transfers, inputs)  # NumPy's own warnings, per op and in order
         return outs
-
-    def flag_array(self) -> Any:
-        """This kernel's device FP flag (allocated once, zero unless a launch set it)."""
-        if not self.flagged:
-            return None
-        if self.flag is None:
-            from numba import cuda
-            self.flag = cuda.to_device(np.zeros(1, np.int32))
-        return self.flag
 
     def launch(self, args: list, outs: list, shape: tuple, total: int) -> tuple:
         """Launch the kernel (and a reduction's second pass); its outputs and 0-d results."""
@@ -329,7 +340,7 @@ class MatmulLauncher:
         self.dtype = np.dtype(code.node.meta.dtype)
         self.step = HostStep(code.node)
         self.failed = False
-        self.alone, self.flag = alone, None
+        self.alone, self.flag = alone, DeviceFlag()
         if alone is not None:
             self.scalars = [n.meta.shape == () for n in code.inputs]
             self.out_dtypes = [np.dtype(n.meta.dtype) for n in code.epilogue.buffers]
@@ -358,7 +369,7 @@ class MatmulLauncher:
         args = [transfers.scalar(v) if s else transfers.device(v)
                 for v, s in zip(rest, self.scalars)]
         outs = [cuda.device_array(result, dtype) for dtype in self.out_dtypes]
-        args.insert(0, self.flag_array())
+        args.insert(0, self.flag.device())
         try:
             if 0 not in shape:
                 with simulated_warnings():
@@ -371,24 +382,10 @@ class MatmulLauncher:
                           f"({type(error).__name__}: {error_summary(error)}); the product and "
                           "its epilogue run apart from now on", RuntimeWarning, stacklevel=3)
             return self.fused(transfers, a, b, rest)
-        if self.flag_set():
+        if self.flag.taken():
             product = self.step(transfers.host(a), transfers.host(b))  # NumPy's matmul warns,
             self.alone.host(transfers, tuple(self.alone_inputs(product, rest)))  # then these
         return tuple(outs)
-
-    def flag_array(self) -> Any:
-        """The kernel's device FP flag (allocated once; zero unless a launch set it)."""
-        if self.flag is None:
-            from numba import cuda
-            self.flag = cuda.to_device(np.zeros(1, np.int32))
-        return self.flag
-
-    def flag_set(self) -> bool:
-        """The last launch set the FP flag while NumPy would warn (cleared for the next)."""
-        if not (warns() and self.flag.copy_to_host()[0]):
-            return False
-        self.flag.copy_to_device(np.zeros(1, np.int32))
-        return True
 
     def grid(self, shape: tuple) -> tuple:
         tile = self.code.tile
@@ -417,14 +414,14 @@ class MatmulLauncher:
                 tile = self.code.tile
                 with simulated_warnings():
                     self.kernel[self.grid(shape), (tile, tile)](da.reshape(a3), db.reshape(b3),
-                                                                self.flag_array(), out)
+                                                                self.flag.device(), out)
         except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
             self.failed = True
             warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
                           f"({type(error).__name__}: {error_summary(error)}); the product runs "
                           "with NumPy on the host from now on", RuntimeWarning, stacklevel=3)
             return (self.step(transfers.host(a), transfers.host(b)),)
-        if 0 not in shape and self.flag_set():
+        if 0 not in shape and self.flag.taken():
             self.step(transfers.host(a), transfers.host(b))  # NumPy's own warnings (or none)
         return (out.reshape(result),)
 
