@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -74,3 +75,17 @@ def check_compiled(fn: Callable, *args: Any, backend: str = "eager", **kwargs: A
         if isinstance(after_eager, np.ndarray):
             np.testing.assert_array_equal(after_compiled, after_eager)
     return compiled
+
+
+def outcome(fn: Callable, args: Any, locations: bool = False) -> tuple:
+    """One call under the "always" warnings filter: (value, (exception class, message) or None,
+    [(category, message)] or, with ``locations``, [(category, message, file, line)])."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value, error = fn(*args), None
+        except Exception as exc:  # noqa: BLE001 - the exception is the observable
+            value, error = None, (type(exc), str(exc))
+    found = [(w.category, str(w.message), *((w.filename, w.lineno) if locations else ()))
+             for w in caught]
+    return value, error, found

@@ -8,27 +8,16 @@ difference found, with the exact plain-vs-compiled difference as its reason."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import astcompiler as ac
+from tests.helpers import outcome
 
 cuda = pytest.importorskip("numba.cuda")
 
 R = np.random.default_rng(7)
 
-
-def outcome(fn, args):
-    """(value, (exception class, message) or None, [(warning category, message)])."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value, error = fn(*args), None
-        except Exception as exc:  # noqa: BLE001
-            value, error = None, (type(exc), str(exc))
-    return value, error, [(w.category, str(w.message)) for w in caught]
 
 
 def host(value):

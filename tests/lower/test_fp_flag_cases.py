@@ -18,19 +18,14 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
+from tests.helpers import outcome as call_outcome
 from astcompiler.lower.numba import numpy_simd
 
 
 def outcome(fn, args):
-    """(value, (exception class, message) or None, [(category, message)], inputs after)."""
+    """``helpers.outcome`` on copies of the arrays, and those copies after the call."""
     args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value, error = fn(*args), None
-        except Exception as exc:  # noqa: BLE001
-            value, error = None, (type(exc), str(exc))
-    return value, error, [(w.category, str(w.message)) for w in caught], args
+    return (*call_outcome(fn, args), args)
 
 
 def assert_like_plain(fn, compiled, args) -> list:

@@ -14,19 +14,10 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
+from tests.helpers import outcome
 
 R = np.random.default_rng(11)
 
-
-def outcome(fn, args):
-    """(value, (exception class, message) or None, [(category, message)]) under 'always'."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value, error = fn(*args), None
-        except Exception as exc:  # noqa: BLE001
-            value, error = None, (type(exc), str(exc))
-    return value, error, [(w.category, str(w.message)) for w in caught]
 
 
 def copies(args):

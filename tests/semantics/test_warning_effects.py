@@ -11,17 +11,12 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
+from tests.helpers import outcome as call_outcome
 
 
 def outcome(fn, args):
-    """(value, (exception class, message) or None, [(category, message, file, line)])."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value, error = fn(*args), None
-        except Exception as exc:  # noqa: BLE001
-            value, error = None, (type(exc), str(exc))
-    return value, error, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+    """``helpers.outcome`` with each warning's file and line."""
+    return call_outcome(fn, args, locations=True)
 
 
 def copies(args):
