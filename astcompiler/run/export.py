@@ -1,0 +1,355 @@
+"""Ahead of time: one compiled cache entry as a standalone module that imports only NumPy, numba
+and the standard library (``astcompiler export FILE.py:FUNC --example ... -o OUT.py``).
+
+Nothing is generated anew: the module is assembled from the files the compiler already wrote
+for the entry (the kernels, the wrapper, the guard and run code) and from
+``lower/numba/runtime.py``'s source, with their astcompiler imports cut. Around them it adds the
+user's function itself (the run code's fallback, ``___original``), a stand-in for the backend's
+``RunFallback`` (numba failing, or an FP flag NumPy would warn about: the plain function runs
+instead, which warns as NumPy does) and the exported function under the user's name: the guard,
+then the run code; inputs outside the guard raise ``TypeError`` (type, dtype) or ``ValueError``
+(rank, sizes, the rest). Kernels keep ``cache=True`` (their cache sits beside ``OUT.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import math
+import re
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+EXPORTED_HEADER = '''\
+"""{name}: exported ahead of time by astcompiler from {origin}.
+
+Example inputs: {example}. Imports only NumPy, numba and the standard library; the kernels are
+numba functions with cache=True. Inputs outside the guards raise TypeError or ValueError.
+Sections: runtime (astcompiler's lower/numba/runtime.py), kernels, wrapper, the original
+function (the fallback), the run code (its guarded function: the guards, then the wrapper), the
+exported function.
+"""
+'''
+
+FALLBACK = '''
+class ___UseOriginal(Exception):
+    """The compiled graph declines this call: the run code runs the original function."""
+
+
+class ___Fallback:
+    """The stand-in for astcompiler's RunFallback: numba failing to compile a kernel, or a
+    floating-point flag NumPy would warn about, sends the call to the original function."""
+
+    slow = False
+
+    def eager(self, *inputs):
+        raise ___UseOriginal()
+
+    def recover(self, error):
+        return isinstance(error, (numba.core.errors.NumbaError, ___UseOriginal))
+
+    def use_twin(self, error, namespace, name, twin):
+        if not isinstance(error, numba.core.errors.NumbaError):
+            return False
+        namespace[name] = namespace[twin]
+        return True
+
+    def slow_call(self, fast, args):
+        return fast(*args)
+
+    @property
+    def localize(self):  # inputs the kernels were not traced for (another broadcast): NumPy
+        return self
+
+    def numpy_kernel(self, name):
+        def decline(*inputs):
+            raise ___UseOriginal()
+        return decline
+
+
+def ___note(error):
+    """The run code's hook for a failed compiled call (astcompiler logs it once)."""
+'''
+
+
+class ExportError(Exception):
+    """What keeps an entry from being exported, in words (the CLI prints it on one line)."""
+
+
+@dataclass
+class Parts:
+    """The generated sources of one entry, read back from the files the compiler wrote."""
+
+    kernels: list[str]
+    wrapper: str
+    guard: str
+    run: str
+
+
+def read_parts(entry: Any) -> Parts:
+    files = list(getattr(entry, "files", []) or [])
+
+    def read(path: str) -> str:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    kernels = [read(p) for p in files if "/kernels/" in p and "/kernel_" in p]
+    wrappers = [read(p) for p in files if "/kernels/" in p and "/forward_" in p]
+    guards = [read(p) for p in files if "/guards/" in p]
+    runs = [read(p) for p in files if "/run/" in p]
+    if len(wrappers) != 1 or len(runs) != 1:
+        raise ExportError("this entry has no numba wrapper, guard and run file to export "
+                          f"(files: {', '.join(files) or 'none'}); export needs backend='numba'")
+    return Parts(kernels, wrappers[0], guards[0] if guards else "", runs[0])
+
+
+def strip_imports(source: str, what: str) -> str:
+    """``source`` without ``from __future__`` lines; an astcompiler import is an ``ExportError``
+    unless it is the wrapper's kernel imports or its runtime import (replaced by the sections)."""
+    kept = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("from __future__"):
+            continue
+        if re.match(r"from kernel_\w+ import ", stripped) or \
+                stripped == "import astcompiler.lower.numba.runtime as ___rt":
+            continue
+        if re.match(r"(from|import) astcompiler\b|from \.", stripped):
+            raise ExportError(f"the {what} imports astcompiler ({stripped}); it cannot run "
+                              "standalone")
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def runtime_source() -> str:
+    """``lower/numba/runtime.py`` as it is, but for its one package import (``warn_at``)."""
+    from ..lower.numba import runtime
+
+    source = inspect.getsource(runtime)
+    source = source.replace("from ..places import warn_at\n", WARN_AT)
+    return strip_imports(source, "runtime")
+
+
+WARN_AT = '''
+def warn_at(message, category, place):
+    """warnings.warn_explicit as if from place (file, line, module name)."""
+    warnings.warn_explicit(message, category, place[0], place[1], module=place[2])
+'''
+
+
+def value_expression(name: str, value: Any) -> str:
+    """Python source that makes ``value`` in the exported module (numpy, numba, stdlib only)."""
+    if name == "___G":
+        return "globals()"
+    if isinstance(value, types.ModuleType):
+        top = value.__name__.split(".")[0]
+        if top not in ("numpy", "numba", "math", "builtins"):
+            raise ExportError(f"the guards need the module {value.__name__}")
+        return f"__import__({value.__name__!r}, fromlist=['_'])"
+    if isinstance(value, np.dtype):
+        return f"np.dtype({value.str!r})"
+    if value is np.ndarray:
+        return "np.ndarray"
+    if isinstance(value, type) and getattr(builtins, value.__name__, None) is value:
+        return value.__name__
+    if isinstance(value, (bool, int, float, str, type(None))) and not (
+            isinstance(value, float) and not math.isfinite(value)):
+        return repr(value)
+    if isinstance(value, float):  # inf, nan
+        return f"float({repr(value)!r})"
+    for module, prefix in ((np, "np"), (math, "math"), (builtins, "builtins")):
+        short = getattr(value, "__name__", None)
+        if short and getattr(module, short, None) is value:
+            return f"{prefix}.{short}" if prefix != "builtins" else \
+                f"__import__('builtins').{short}"
+    raise ExportError(f"the guards need {name} = {value!r} ({type(value).__name__}), which has no "
+                      "form made of NumPy and standard imports")
+
+
+def namespace_source(var: str, source: str, values: dict[str, Any], given: dict[str, str]) -> str:
+    """``var = {...}``: every ``___ns['NAME']`` that ``source`` reads."""
+    names = sorted(set(re.findall(r"___ns\['(\w+)'\]", source)))
+    items = [f"    {n!r}: {given[n] if n in given else value_expression(n, values.get(n))},"
+             for n in names]
+    return f"{var} = {{\n" + "\n".join(items) + "\n}\n"
+
+
+def original_source(fn: types.FunctionType) -> str:
+    """The user's function without its decorators (it runs as written: the fallback)."""
+    try:
+        text = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as error:
+        raise ExportError(f"the source of {fn.__qualname__} cannot be read ({error})") from None
+    tree = ast.parse(text)
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise ExportError(f"{fn.__qualname__} is not a plain def")
+    if fn.__code__.co_freevars:
+        raise ExportError(f"{fn.__qualname__} is a closure (it reads "
+                          f"{', '.join(fn.__code__.co_freevars)})")
+    lines = text.splitlines()
+    return "\n".join(lines[node.lineno - 1:node.end_lineno]) + "\n"
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names
+
+
+def globals_source(fn: types.FunctionType) -> str:
+    """The imports and constants of the user's module that the function reads."""
+    lines = []
+    for name in sorted(_names_read(fn.__code__)):
+        if name not in fn.__globals__:
+            continue
+        value = fn.__globals__[name]
+        if isinstance(value, types.ModuleType):
+            lines.append(f"import {value.__name__} as {name}")
+            if value.__name__.split(".")[0] not in ("numpy", "math"):
+                raise ExportError(f"{fn.__qualname__} reads the module {value.__name__} "
+                                  f"(global {name!r}); only NumPy and math travel")
+        elif isinstance(value, (bool, int, float, str, type(None))):
+            lines.append(f"{name} = {value_expression(name, value)}")
+        else:
+            try:
+                lines.append(f"{name} = {value_expression(name, value)}")
+            except ExportError:
+                raise ExportError(f"{fn.__qualname__} reads the global {name!r} "
+                                  f"({type(value).__name__}), which cannot travel") from None
+    return "\n".join(lines) + "\n"
+
+
+def array_facts(guard: Any) -> list[tuple[str, str, tuple]]:
+    """(parameter, dtype, shape with None for a dynamic size) of each guarded array argument."""
+    found = []
+    for fact in guard.facts:
+        match = re.fullmatch(r"L\['(\w+)'\]", fact.source.name)
+        if fact.kind == "array" and match:
+            dtype, shape = fact.value[0], fact.value[1]
+            found.append((match.group(1), np.dtype(dtype).name, tuple(shape)))
+    return found
+
+
+def scalar_facts(guard: Any) -> list[tuple[str, str, Any]]:
+    """(parameter, type name, value) of each int/float/bool argument guarded by its value."""
+    found = []
+    for fact in guard.facts:
+        match = re.fullmatch(r"L\['(\w+)'\]", fact.source.name)
+        if fact.kind == "equals" and match and type(fact.value) in (int, float, bool):
+            found.append((match.group(1), type(fact.value).__name__, fact.value))
+    return found
+
+
+def size_facts(guard: Any) -> list[tuple[str, int, Any, Any]]:
+    """(parameter, dimension, lowest, highest or None) of each guarded dynamic size."""
+    found = []
+    for fact in guard.facts:
+        match = re.fullmatch(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]", fact.source.name)
+        if fact.kind == "size" and match and isinstance(fact.value, tuple):
+            found.append((match.group(1), int(match.group(2)), *fact.value[:2]))
+    return found
+
+
+REJECT = '''
+def ___reject(___args):
+    """Why these inputs are outside the guards: TypeError (type, dtype), ValueError (the rest)."""
+    for name, dtype, shape, shown in ___ARRAYS:
+        value = ___args[name]
+        if type(value) is not np.ndarray:
+            raise TypeError(f"{{___NAME}}(): {{name}} must be a numpy.ndarray ({{shown}}), got "
+                            f"{{type(value).__name__}}")
+        if value.dtype != np.dtype(dtype):
+            raise TypeError(f"{{___NAME}}(): {{name}} must have dtype {{dtype}} ({{shown}}), got "
+                            f"{{value.dtype}}")
+        if value.ndim != len(shape):
+            raise ValueError(f"{{___NAME}}(): {{name}} must have {{len(shape)}} dimensions "
+                             f"({{shown}}), got shape {{value.shape}}")
+        for dim, (want, got) in enumerate(zip(shape, value.shape)):
+            if want is not None and want != got:
+                raise ValueError(f"{{___NAME}}(): {{name}} must have size {{want}} in dimension "
+                                 f"{{dim}} ({{shown}}), got shape {{value.shape}}")
+    for name, kind, want in ___SCALARS:
+        value = ___args[name]
+        if type(value).__name__ != kind:
+            raise TypeError(f"{{___NAME}}(): {{name}} must be of type {{kind}}, got "
+                            f"{{type(value).__name__}}")
+        if value != want:
+            raise ValueError(f"{{___NAME}}(): {{name}} must be {{want!r}} (the value it was exported "
+                             f"for), got {{value!r}}")
+    for name, dim, low, high in ___SIZES:
+        size = ___args[name].shape[dim]
+        if size < low or (high is not None and size > high):
+            raise ValueError(f"{{___NAME}}(): {{name}} must have a size of at least {{low}}"
+                             + (f" and at most {{high}}" if high is not None else "")
+                             + f" in dimension {{dim}} (sizes 0 and 1 compile apart), got "
+                             f"shape {{___args[name].shape}}")
+    raise ValueError(f"{{___NAME}}(): these inputs are outside what was exported (guard: "
+                     f"{{___CONDITION}}); export again with an --example that covers them")
+'''
+
+
+def exported_function(name: str, fn: types.FunctionType, guard: Any) -> str:
+    sig = inspect.signature(fn)
+    if any(p.default is not p.empty for p in sig.parameters.values()):
+        raise ExportError(f"{fn.__qualname__} has parameters with defaults; export supports "
+                          "functions without them")
+    params = guard.params
+    call = ", ".join(f"*{p.name}" if p.kind is p.VAR_POSITIONAL else f"**{p.name}"
+                     if p.kind is p.VAR_KEYWORD else f"{p.name}={p.name}"
+                     if p.kind is p.KEYWORD_ONLY else p.name for p in sig.parameters.values())
+    doc = repr(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else repr(f"{name} (exported)")
+    return (f"\ndef {name}({params}):\n    {doc}\n"
+            f"    ___out = ___guarded({call})  # the guard, then the run code\n"
+            f"    if ___out is ___MISS:\n        ___reject(locals())\n"
+            f"    return ___out\n")
+
+
+def export_entry(fn: types.FunctionType, entry: Any, *, origin: str, example: str,
+                 shown: dict[str, str]) -> str:
+    """The standalone module's source for ``entry`` of ``fn``; ``shown``: each parameter's
+    example as written (``f32[N,16]``), for the error messages."""
+    if getattr(entry, "pieces", None) or getattr(entry, "graph", None) is None:
+        reason = getattr(entry, "break_reason", None)
+        raise ExportError("this function does not compile to one graph for these inputs"
+                          + (f" (graph break: {reason.reason})" if reason is not None else ""))
+    parts = read_parts(entry)
+    name = fn.__name__
+    guard = entry.guard
+    run_ns = namespace_source("___run_ns", parts.run, guard.namespace, {
+        "___compiled": "make_forward(___Fallback())", "___MISS": "___MISS",
+        "___original": "___original", "___note": "___note"})
+    arrays = [(p, d, s, shown.get(p, "")) for p, d, s in array_facts(guard)]
+    sections = [
+        EXPORTED_HEADER.format(name=name, origin=origin, example=example),
+        "import numpy as np\nimport numba\nimport numba.core.errors\n",
+        "# ======== runtime (astcompiler/lower/numba/runtime.py) ========\n" + runtime_source(),
+        "___rt = __import__('types').SimpleNamespace(**{k: v for k, v in list(globals().items()) "
+        "if not k.startswith('__')})\n",
+        *("# ======== kernel ========\n" + strip_imports(k, "kernel") for k in parts.kernels),
+        "# ======== wrapper ========\n" + strip_imports(parts.wrapper, "wrapper"),
+        "# ======== the original function (the run code's fallback) ========\n"
+        + globals_source(fn) + "\n" + original_source(fn) + f"\n___original = {name}\n",
+        FALLBACK,
+        "# ======== run code: the guard, then the wrapper ========\n"
+        + strip_imports(parts.run, "run code") + "\n___MISS = object()\n" + run_ns
+        + "___run, ___guarded = ___make_run(___run_ns)\n",
+        "# ======== the exported function ========\n"
+        f"___NAME = {name!r}\n___ARRAYS = {arrays!r}\n___SCALARS = {scalar_facts(guard)!r}\n"
+        f"___SIZES = {size_facts(guard)!r}\n"
+        f"___CONDITION = {' '.join(guard.condition.split())!r}\n"
+        + REJECT.format() + exported_function(name, fn, guard),
+        f"\n__all__ = [{name!r}]\n",
+    ]
+    text = "\n\n".join(s.rstrip("\n") + "\n" for s in sections)
+    compile(text, "<export>", "exec")  # a syntax error here is ours: never write a broken module
+    return text
+
+
+__all__ = ["ExportError", "export_entry"]
