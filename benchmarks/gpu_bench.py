@@ -7,7 +7,9 @@ arrays when CuPy is installed, and ``torch.compile`` of the NumPy function under
 ``torch.device("cuda")`` when torch with CUDA is importable (NumPy arrays in and out: its time
 includes the copies). Each result is checked against NumPy first (a mismatch is printed, not
 timed). Prints one table (ms, median of ``--repeat`` calls after a warm-up call, speedup over
-NumPy).
+NumPy). ``--tiny`` cuts every input to at most ``TINY`` elements per dim: under numba's
+simulator it checks the script and every row's agreement with NumPy in seconds (its times
+mean nothing; ``gpu_check.sh``'s dry run).
 """
 
 from __future__ import annotations
@@ -60,6 +62,16 @@ EXTRA = [  # (name, fn, inputs): the GPU-only rows (tiled matmul, column reducti
 ]
 
 
+TINY = 8
+
+
+def shrink(value: Any) -> Any:
+    """``value`` cut to at most ``TINY`` elements per dim (arrays; the rest as it is)."""
+    if not isinstance(value, np.ndarray):
+        return value
+    return np.ascontiguousarray(value[tuple(slice(0, TINY) for _ in value.shape)])
+
+
 def timed(fn, args, repeat: int, sync=None) -> float:
     fn(*args)
     if sync:
@@ -106,6 +118,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="the CPU suite's small sizes")
+    parser.add_argument("--tiny", action="store_true",
+                        help=f"at most {TINY} elements per dim (a check under the simulator)")
     args = parser.parse_args()
     from numba import cuda
     import astcompiler as ac
@@ -123,7 +137,9 @@ def main() -> None:
     print(f"{'workload':16} {'NumPy ms':>10} {'astcompiler':>12} {'x':>6} {'CuPy':>10} {'x':>6}"
           f" {'torch.compile':>13} {'x':>6}")
     for name, fn, make_inputs in rows:
-        inputs = make_inputs(rng, args.quick)
+        inputs = make_inputs(rng, args.quick or args.tiny)
+        if args.tiny:
+            inputs = tuple(shrink(a) for a in inputs)
         want = fn(*inputs)
         base = timed(fn, inputs, args.repeat)
 
@@ -137,7 +153,7 @@ def main() -> None:
             return timed(compiled, device, args.repeat, cuda.synchronize)
 
         def cupys() -> float | None:
-            on_gpu = tuple(cupy.asarray(a) for a in inputs)
+            on_gpu = tuple(cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs)
             if not agrees(fn(*on_gpu), want):
                 print(f"  CuPy disagrees with NumPy on {name}")
                 return None

@@ -6,8 +6,10 @@ the guard checks each such argument's device type (host and device calls are sep
 and the graph is lowered by the CUDA target (``lower/numba/cuda``). Such entries are not written
 to the persistent entry cache. Each entry runs inside ``cuda.gpus[id]`` of its device arguments'
 GPU (arguments on two GPUs: ``MixedDevicesError``); an eager entry of a device call (a graph
-break, a capture that raised) and an eager call past the recompile limit run the function with
-NumPy on host copies of the device arrays (``HostRun``), never on the device arrays themselves.
+break, a capture that raised) and every eager call with device arrays (past the recompile
+limit, device arrays that share memory, the eager stances, ``disable=True``: ``eager_call``) run
+the function with NumPy on host copies of the device arrays (``HostRun``), never on the device
+arrays themselves (NumPy cannot run on them), so every stance gives the compiled call's results.
 """
 
 from __future__ import annotations
@@ -28,17 +30,23 @@ def cuda_entry(fn: types.FunctionType, args: tuple, kwargs: dict, device: str | 
                backend: Any, build: Callable[..., Any]) -> Any:
     """The CUDA target's entry for this call (``build``: ``entry.build_entry`` with the other
     options bound), None when the call is not for the CUDA target, or ``EAGER`` when device
-    arguments overlap in memory (the call runs the original function; no entry)."""
-    if backend != "numba" or device == "cpu":
+    arguments overlap in memory or come in ``*args``/``**kwargs`` (the call runs with NumPy on
+    host copies, which overlap as the device arrays do: ``eager_call``; no entry). Backends
+    other than numba get an entry built and run on host copies (``_host_entry``)."""
+    if device == "cpu":
         return None
-    from ..lower.numba.cuda.devices import HostStandIns, device_overlap, require_cuda, wants_cuda
+    from ..lower.numba.cuda.devices import (HostStandIns, device_overlap, require_cuda,
+                                            unnamed_device_arrays, wants_cuda)
     if not wants_cuda(device, args, kwargs):
         return None
+    if backend != "numba":  # NumPy backends: the entry on host copies (``HostRun``)
+        return _host_entry(fn, args, kwargs, backend, build)
     require_cuda()
     from ..lower.numba.cuda.devices import HostRun, device_id, gpu_of
-    if device_overlap(args, kwargs):
-        get_logger("graph_breaks").info("%s: device arrays that share memory were passed; the "
-                                        "call runs eagerly", getattr(fn, "__qualname__", fn))
+    if device_overlap(args, kwargs) or unnamed_device_arrays(fn, args, kwargs):
+        get_logger("graph_breaks").info("%s: device arrays that share memory, or in *args or "
+                                        "**kwargs, were passed; the call runs eagerly",
+                                        getattr(fn, "__qualname__", fn))
         return EAGER
     from ..lower.numba.cuda import cuda_backend
     inputs = HostStandIns(fn, args, kwargs)
@@ -62,10 +70,33 @@ def cuda_entry(fn: types.FunctionType, args: tuple, kwargs: dict, device: str | 
     return entry
 
 
+def _host_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Any,
+                build: Callable[..., Any]) -> Any:
+    """A call with device arrays for a backend that runs NumPy on the host (``eager``,
+    ``aot_eager``, a callable): built on host copies, run on host copies (``HostRun``: written
+    copies go back, results are device arrays). None without device arguments."""
+    from ..lower import lookup_backend
+    from ..lower.numba.cuda.devices import (HostRun, HostStandIns, device_overlap,
+                                            unnamed_device_arrays)
+    if device_overlap(args, kwargs) or unnamed_device_arrays(fn, args, kwargs):
+        return EAGER
+    inputs = HostStandIns(fn, args, kwargs)
+    if not inputs.device_types:
+        return None
+    entry = build(fn, inputs.args, inputs.kwargs, lookup_backend(backend),
+                  adjust_guards=inputs.guards)
+    _replace_run(entry, HostRun(entry.run, inputs.cupy))
+    if len(inputs.device_types) >= 2:
+        _also_require(entry, [lambda a, k: not device_overlap(a, k)])
+    return entry
+
+
 def eager_call(fn: types.FunctionType, device: str | None, args: tuple, kwargs: dict) -> Any:
-    """Run ``fn`` eagerly (no entry: the recompile limit, device arrays that share memory):
-    with NumPy on host copies of its device arguments when it has some that do not share
-    memory (``HostRun``), else as called. Nothing imports numba for host calls."""
+    """Run ``fn`` eagerly (no entry: the recompile limit, device arrays that share memory, the
+    ``force_eager``/``eager_on_recompile``/``eager_then_compile`` stances, ``disable=True``):
+    with NumPy on host copies of its device arguments when it has some (``HostRun``; copies of
+    arrays that share memory share it too), else as called. Nothing imports numba for host
+    calls."""
     values = (*args, *kwargs.values())
     if device == "cpu" or not ("numba.cuda" in sys.modules or any(
             hasattr(type(v), "__cuda_array_interface__") for v in values)):
@@ -73,10 +104,7 @@ def eager_call(fn: types.FunctionType, device: str | None, args: tuple, kwargs: 
     from ..lower.numba.cuda.devices import is_device_array
     if not any(is_device_array(v) for v in values):
         return fn(*args, **kwargs)
-    from ..lower.numba.cuda.devices import (HostRun, device_id, device_overlap, is_cupy,
-                                            launching_on)
-    if device_overlap(args, kwargs):  # host copies could not share memory: as called
-        return fn(*args, **kwargs)
+    from ..lower.numba.cuda.devices import HostRun, device_id, is_cupy, launching_on
     arrays = [v for v in values if is_device_array(v)]
     run = HostRun(fn, any(is_cupy(type(v)) for v in arrays))
     gpus = {device_id(v) for v in arrays}

@@ -98,3 +98,26 @@ def test_products_warn_as_numpys_matmul(fn):
     assert caught(compiled, ad, bd)[1] == want
     finite = np.array([[1.0, 2.0], [3.0, 4.0]])
     assert caught(compiled, cuda.to_device(finite), bd)[1] == caught(fn, finite, NAN_B)[1]
+
+
+def scalar_math(x, big):
+    """NumPy's integer scalar math after GPU reductions (it warns where it wraps)."""
+    return np.argmax(x) + big, -x.min(), x.max() * 3, abs(x.min()), x.sum() - big
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint32, np.uint64])
+def test_integer_scalar_math_after_reductions(dtype):
+    info = np.iinfo(dtype)
+    compiled = ac.compile(scalar_math, device="cuda")
+    quiet = np.arange(1, 6, dtype=dtype)
+    wrapping = np.array([info.min, 3, info.max // 2, 7], dtype=dtype)
+    top = min(int(info.max), int(np.iinfo(np.int64).max)) - 1  # argmax is an int64
+    for x, big in ((quiet, 1), (wrapping, top), (quiet, top)):
+        for value in (x, cuda.to_device(x)):
+            got, warned = caught(compiled, value, big)
+            want, want_warned = caught(scalar_math, x, big)
+            assert [type(g) for g in got] == [type(w) for w in want] and got == want
+            assert warned == want_warned
+    assert any(caught(scalar_math, wrapping, top)[1])  # the case warns
+    text = "\n".join(e.output_code for e in compiled.entries)
+    assert "NumPy on the host" not in text and "integer scalar math" in text

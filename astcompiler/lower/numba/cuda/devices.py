@@ -75,6 +75,25 @@ def wants_cuda(device: str | None, args: tuple, kwargs: dict) -> bool:
                                                          for v in kwargs.values())
 
 
+def unnamed_device_arrays(fn: Any, args: tuple, kwargs: dict) -> bool:
+    """Device arrays among the values of ``*args`` or ``**kwargs`` parameters: capture's host
+    stand-ins cover named parameters only, so such calls run eagerly (``HostRun`` copies every
+    device array of the call, these too)."""
+    try:
+        signature = inspect.signature(fn)
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return False
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL and any(is_device_array(v) for v in value):
+            return True
+        if kind is inspect.Parameter.VAR_KEYWORD and any(is_device_array(v)
+                                                         for v in value.values()):
+            return True
+    return False
+
+
 class HostStandIns:
     """Host copies of the device arrays among a call's named arguments, for capture (which
     models NumPy arrays); the guard facts on those arguments then check the device type."""
@@ -124,15 +143,24 @@ class HostStandIns:
         return fixed
 
 
-def _extent(value: Any) -> tuple[int, int] | None:
-    """The byte range an array's elements span (device or host pointer), None if unknown or
-    empty. (The simulator's device arrays show their host array's interface.)"""
+def _interface(value: Any) -> dict | None:
+    """A device array's ``__cuda_array_interface__`` (the simulator's device arrays show their
+    host array's ``__array_interface__``: its "device" memory is host memory), None if none."""
     face = getattr(value, "__cuda_array_interface__", None)
     if face is None:
         try:
             face = getattr(value, "__array_interface__")
         except AttributeError:
             return None
+    return face
+
+
+def _extent(value: Any) -> tuple[int, int] | None:
+    """The byte range an array's elements span (device or host pointer), None if unknown or
+    empty."""
+    face = _interface(value)
+    if face is None:
+        return None
     shape = tuple(face["shape"])
     if any(size == 0 for size in shape):
         return None
@@ -280,23 +308,14 @@ class HostRun:
         self.__wrapped__ = fn
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        copies: dict[int, tuple[Any, np.ndarray]] = {}  # one copy per device object (aliases)
-
-        def host(value: Any) -> Any:
-            if not is_device_array(value):
-                return value
-            if id(value) not in copies:
-                copies[id(value)] = (value, to_host(value))
-            return copies[id(value)][1]
-        host_args = tuple(host(v) for v in args)
-        host_kwargs = {k: host(v) for k, v in kwargs.items()}
+        copies = HostCopies([v for v in (*args, *kwargs.values()) if is_device_array(v)])
+        host_args = tuple(copies.host(v) for v in args)
+        host_kwargs = {k: copies.host(v) for k, v in kwargs.items()}
         try:
             result = self.fn(*host_args, **host_kwargs)
         finally:
-            for device, copy in copies.values():
-                write_back(device, copy)
-        originals = {id(copy): device for device, copy in copies.values()}
-        return self.output(result, originals)
+            copies.write_back()
+        return self.output(result, copies.originals())
 
     def output(self, value: Any, originals: dict[int, Any]) -> Any:
         if type(value) is tuple:
@@ -308,3 +327,69 @@ class HostRun:
         from numba import cuda
         device = cuda.to_device(np.ascontiguousarray(value))
         return as_cupy(device) if self.cupy else device
+
+
+class _ByteSpan:
+    """``__cuda_array_interface__`` of the bytes ``[low, high)`` of device memory (viewed with
+    ``as_numba_array``); ``owner`` keeps the memory alive while the view lives."""
+
+    def __init__(self, low: int, high: int, owner: Any):
+        self.owner = owner
+        self.__cuda_array_interface__ = {"shape": (high - low,), "typestr": "|u1",
+                                         "data": (low, False), "strides": None, "version": 3}
+
+
+class HostCopies:
+    """Host copies of a call's device arrays that keep their aliasing: one copy per device
+    object (an array passed twice is one host array), and device arrays whose memory overlaps
+    (views of one buffer: ``d[1:]``, ``d[:-1]``) become views of ONE host copy of the bytes
+    they span together, laid out as on the device, so a write through one is seen in the other
+    as NumPy would see it. ``write_back`` copies each copy (each span) back afterwards."""
+
+    def __init__(self, arrays: list) -> None:
+        self.copies: dict[int, tuple[Any, np.ndarray]] = {}  # id(device) -> (device, host)
+        self.backs: list[tuple[Any, np.ndarray]] = []  # (device array or span, host copy)
+        unique = list({id(a): a for a in arrays}.values())
+        spans: list[tuple[int, int, int]] = []  # (low, high, index into unique)
+        alone = []  # empty (or no interface): nothing to share
+        for index, array in enumerate(unique):
+            extent = _extent(array)
+            if extent is None:
+                alone.append(array)
+            else:
+                spans.append((*extent, index))
+        groups: list[list] = []  # [low, high, members] of overlapping arrays, by address
+        for low, high, index in sorted(spans):
+            if groups and low < groups[-1][1]:
+                groups[-1][1] = max(groups[-1][1], high)
+                groups[-1][2].append(unique[index])
+            else:
+                groups.append([low, high, [unique[index]]])
+        alone += [group[2][0] for group in groups if len(group[2]) == 1]
+        for array in alone:
+            copy = to_host(array)
+            self.copies[id(array)] = (array, copy)
+            self.backs.append((array, copy))
+        for low, high, members in (g for g in groups if len(g[2]) > 1):
+            span = as_numba_array(_ByteSpan(low, high, members[0]))
+            raw = np.asarray(span.copy_to_host())
+            for array in members:
+                face = _interface(array) or {}
+                host = np.ndarray(tuple(face["shape"]), np.dtype(face["typestr"]), buffer=raw,
+                                  offset=int(face["data"][0]) - low, strides=face.get("strides"))
+                self.copies[id(array)] = (array, host)
+            self.backs.append((span, raw))
+
+    def host(self, value: Any) -> Any:
+        """``value``'s host copy (itself unless it is one of the device arrays)."""
+        known = self.copies.get(id(value))
+        return value if known is None or known[0] is not value else known[1]
+
+    def write_back(self) -> None:
+        """Every host copy (written or not) back into the device memory it came from."""
+        for device, copy in self.backs:
+            write_back(device, copy)
+
+    def originals(self) -> dict[int, Any]:
+        """id(host copy) -> its device array (a returned argument is the caller's own)."""
+        return {id(copy): device for device, copy in self.copies.values()}

@@ -17,7 +17,9 @@ through the module global ``cuda`` (the simulator swaps exactly that). Float ops
 FP flag on NaN or infinity from operands that were not (``CudaEmitter.compute``).
 
 ``cuda_accepts`` is the target's veto on a node: rules with njit helpers (error flags, integer
-division), integer ``//``/``%`` and complex values run as NumPy steps on the host.
+division), integer ``//``/``%`` and complex values run as NumPy steps on the host; NumPy's
+integer scalar math (its helpers wrap and raise the overflow flag) is the plain ufunc on the GPU
+with the device FP flag (``scalar_math``).
 The CPU target's vectorized math (``vecmath``: branch-free polynomials for SIMD) is spelled back
 as the ufunc (``np.sin``): on the GPU that is libdevice's function (``gpu_rule``).
 """
@@ -33,7 +35,8 @@ import numpy as np
 from ....graph import Node
 from ..cpu import KernelEmitter, rule_compiles
 from ..plan import KernelPlan, Plan, ReductionRule, ScalarRule
-from ..scalar import type_name
+from ....ops.registry import REGISTRY
+from ..scalar import helper_call, type_name
 from ..vecmath import PREFIX, call_name
 
 
@@ -101,13 +104,26 @@ def row_reduction(kernel: KernelPlan) -> bool:
         and all(buffer is not None for buffer in kernel.stash.values())
 
 
+def scalar_math(node: Node) -> bool:
+    """An operator on NumPy integer scalars (``OpDef.scalar_overflow``: NumPy's scalar math
+    warns where it wraps; arrays wrap silently): the GPU wraps too, and sets the FP flag where
+    NumPy's scalar math would warn (``CudaEmitter.overflow_check``)."""
+    meta = node.meta
+    return bool(node.operator and meta is not None and meta.scalar and meta.shape == ()
+                and np.dtype(meta.dtype).kind in "iu" and node.target in REGISTRY.ops
+                and REGISTRY[node.target].scalar_overflow)
+
+
 def raises_fp(node: Node, rule: Any) -> bool:
     """A member whose result may come with an FP error NumPy reports: any float op but a copy
-    in the same dtype (a narrowing cast may overflow), and casts of floats to integers (NaN,
-    infinity, out of range: "invalid value encountered in cast"). The test in the kernel is on
-    values, so a false candidate costs nothing but it."""
+    in the same dtype (a narrowing cast may overflow), casts of floats to integers (NaN,
+    infinity, out of range: "invalid value encountered in cast"), and NumPy's integer scalar
+    math (``scalar_math``). The test in the kernel is on values, so a false candidate costs
+    nothing but it."""
     if not isinstance(rule, ScalarRule) or node.meta is None:
         return False
+    if scalar_math(node):
+        return True
     kind = np.dtype(node.meta.dtype).kind
     if rule.template != "{0}":
         return kind == "f"
@@ -213,6 +229,9 @@ class CudaEmitter(KernelEmitter):
             return
         value = self.value(node)
         ndim = len(node.meta.shape)
+        if scalar_math(node):
+            self.overflow_check(w, node)
+            return
         floats = [self.operand(a, None, ndim) for a in node.args
                   if isinstance(a, Node) and np.dtype(a.meta.dtype).kind == "f"]
         if int_cast(node, self.k.rules[node]):  # NaN, infinite or past the integer's range
@@ -228,6 +247,24 @@ class CudaEmitter(KernelEmitter):
         inf = f"(abs({value}) == np.inf" + (f" and {finite_in})" if floats else ")")
         w.open(f"if {nan} or {inf}:")
         w(f"{self.flag}[0] = 1", "an FP error NumPy would report")
+        w.close()
+
+    def overflow_check(self, w: _Lines, node: Node) -> None:
+        """The FP flag where NumPy's integer scalar math may wrap: the op in float64 (the
+        node's ufunc) lands outside the dtype's range, with a margin for float64's rounding
+        (a candidate near the edge costs only the rerun, whose NumPy then warns "overflow
+        encountered in scalar add", or not)."""
+        dtype = np.dtype(node.meta.dtype)
+        dtypes = self.k.rules[node].operand_dtypes
+        operands = [f"np.float64({self.operand(v, dtypes[i] if i < len(dtypes) else None, 0)})"
+                    for i, v in enumerate(node.args)]
+        ufunc = REGISTRY[node.target].ufunc.__name__
+        wide = f"np.{ufunc}({', '.join(operands)})"
+        info = np.iinfo(dtype)
+        high = float(info.max) * (1.0 - 2.0 ** -48)
+        low = float(info.min) * (1.0 - 2.0 ** -48) if dtype.kind == "i" else 0.0
+        w.open(f"if not ({low!r} <= {wide} <= {high!r}):")
+        w(f"{self.flag}[0] = 1", "NumPy's integer scalar math may report an overflow")
         w.close()
 
     def check_result(self, w: _Lines, node: Node) -> None:
@@ -638,7 +675,14 @@ def gpu_rule(rule: Any) -> ScalarRule | None:
         return None
     template = rule.template
     for key in rule.helpers:
-        if not key.startswith(PREFIX + ":"):
+        name = key.partition(":")[0]
+        if key.startswith(PREFIX + ":"):
+            template = template.replace(call_name(key) + "(", f"np.{key.split(':')[1]}(")
+        elif name.startswith("scalar_") and isinstance(getattr(np, name.split("_")[1], None),
+                                                        np.ufunc):
+            # NumPy's integer scalar math (``scalar_<ufunc>_...``): it wraps as the GPU does
+            # (the FP flag where NumPy would warn: ``scalar_math``)
+            template = template.replace(helper_call(key) + "(", f"np.{name.split('_')[1]}(")
+        else:
             return None
-        template = template.replace(call_name(key) + "(", f"np.{key.split(':')[1]}(")
     return dataclasses.replace(rule, template=template, helpers=()) if rule.helpers else rule

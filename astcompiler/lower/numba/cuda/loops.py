@@ -29,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ....graph import Graph, Node, map_nodes
+from ....source.loading import user_stacklevel
 from ...base import error_summary
 from ..plan import KernelStep, NodeStep, Plan, write_targets
 from .kernels import CudaEmitter, CudaKernelCode, gpu_kernel
@@ -209,7 +210,7 @@ class DeviceLoopLauncher:
             self.failed = True
             warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
                           f"({type(error).__name__}: {error_summary(error)}); the loop runs "
-                          "as a host loop from now on", RuntimeWarning, stacklevel=3)
+                          "as a host loop from now on", RuntimeWarning, stacklevel=user_stacklevel())
             return self.host(transfers, *inputs)
         if self.flag.taken():  # NumPy's warnings: the host loop reruns its kernels' NumPy twins
             return self.host(transfers, *inputs)

@@ -23,6 +23,7 @@ import numpy as np
 from ....graph import Graph, Node, map_nodes
 from ..plan import ReductionRule
 from ....logs import get_logger
+from ....source.loading import user_stacklevel
 from ...base import error_summary
 from ...eager import interpret
 from .devices import as_cupy, as_numba_array, is_cupy, is_device_array, to_host, write_back
@@ -141,7 +142,9 @@ class Transfers:
 
 
 def kernel_graph(nodes: list[Node], inputs: list[Node], outputs: list[Node]) -> Graph:
-    """``nodes`` (in order) as a graph from ``inputs`` to ``outputs``."""
+    """``nodes`` (in order) as a graph from ``inputs`` to ``outputs``; each copy keeps how it
+    was written (``operator``: NumPy's scalar math on scalars) and where (``place``: NumPy's
+    warnings name the user's line), so the host twin warns as the plain call."""
     graph = Graph()
     env: dict[Node, Any] = {n: graph.placeholder(f"input:{n.name}", n.meta, n.name)
                             for n in inputs}
@@ -152,6 +155,7 @@ def kernel_graph(nodes: list[Node], inputs: list[Node], outputs: list[Node]) -> 
             env[node] = graph.region(node.target, args, node.info, node.origin)
         else:
             env[node] = graph.call(node.target, args, kwargs, node.meta, node.origin)
+        env[node].operator, env[node].place = node.operator, node.place
     graph.output(tuple(env[n] for n in outputs))
     return graph
 
@@ -241,7 +245,7 @@ class KernelLauncher:
                        f"({type(error).__name__}: {error_summary(error)}); its nodes run with "
                        "NumPy on the host from now on")
             get_logger("graph_breaks").info("%s\n%s", message, error)
-            warnings.warn(message, RuntimeWarning, stacklevel=3)
+            warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
             return self.host(transfers, inputs)
         if self.flagged and self.flag.taken():
             self.host(transfers, inputs)  # NumPy's own warnings, per op and in order
@@ -380,7 +384,7 @@ class MatmulLauncher:
             self.failed = True
             warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
                           f"({type(error).__name__}: {error_summary(error)}); the product and "
-                          "its epilogue run apart from now on", RuntimeWarning, stacklevel=3)
+                          "its epilogue run apart from now on", RuntimeWarning, stacklevel=user_stacklevel())
             return self.fused(transfers, a, b, rest)
         if self.flag.taken():
             product = self.step(transfers.host(a), transfers.host(b))  # NumPy's matmul warns,
@@ -405,6 +409,8 @@ class MatmulLauncher:
         cupy = cupy_module()
         if cupy is not None:  # CuPy's BLAS on the device arrays (their interface), no copies
             out = cupy.matmul(cupy.asarray(transfers.device(a)), cupy.asarray(transfers.device(b)))
+            if warns() and out.size and not bool(cupy.isfinite(out).all()):  # BLAS sets no
+                self.step(transfers.host(a), transfers.host(b))  # flag: NumPy's warnings
             return (out,)
         from numba import cuda
         da, db = transfers.device(a), transfers.device(b)
@@ -419,7 +425,7 @@ class MatmulLauncher:
             self.failed = True
             warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
                           f"({type(error).__name__}: {error_summary(error)}); the product runs "
-                          "with NumPy on the host from now on", RuntimeWarning, stacklevel=3)
+                          "with NumPy on the host from now on", RuntimeWarning, stacklevel=user_stacklevel())
             return (self.step(transfers.host(a), transfers.host(b)),)
         if 0 not in shape and self.flag.taken():
             self.step(transfers.host(a), transfers.host(b))  # NumPy's own warnings (or none)
