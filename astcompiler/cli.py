@@ -3,6 +3,8 @@
     astcompiler rewrite FILE.py [-o OUT.py]
     astcompiler show    FILE.py:FUNC --example "x=f64[N,3] n=int" [--size N=100] [--backend NAME]
     astcompiler explain FILE.py:FUNC --example "x=f64[N,3] n=int" [--size N=100]
+    astcompiler export  FILE.py:FUNC --example "x=f32[N,16]" -o OUT.py
+    astcompiler report  TRACE_DIR [-o report.html]
 
 ``rewrite`` prints the graph-building source of every ``@compile``-decorated function of a file.
 ``show`` compiles one function for example inputs, calls it once and prints everything generated
@@ -619,6 +621,58 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """``astcompiler export FILE.py:FUNC --example ... -o OUT.py``: a standalone module of the
+    guards, the wrapper and the kernels of one compile (imports only NumPy and numba)."""
+    prep = prepare(args)
+    from astcompiler.run.export import ExportError, export_entry
+
+    # kernels that import nothing of astcompiler: libm instead of its vectorized math, float
+    # sums in 64 lanes instead of NumPy's pairwise order (docs/cli.md, "export")
+    with prep.ac.config.patch(vector_math=False, pairwise_sums=False, persistent_cache=False):
+        compiled = run_user_code(prep.path, f"compiling {prep.func}",
+                                 lambda: prep.ac.compile(prep.fn, backend="numba"))
+        run_user_code(prep.path, f"calling compiled {prep.func}",
+                      lambda: compiled(*prep.args, **prep.kwargs))
+    shown = {spec.name: f"{spec.name}: {spec.dtype}[{', '.join(map(str, spec.dims))}]"
+             for spec in prep.specs if isinstance(spec, ArraySpec)}
+    try:
+        text = export_entry(prep.fn, compiled.entries[-1], origin=f"{prep.path}:{prep.func}",
+                            example=args.example, shown=shown)
+    except ExportError as err:
+        raise CliError(f"cannot export {prep.path}:{prep.func}: {err}", FAILURE) from None
+    output = Path(args.output)
+    try:
+        tmp = output.with_name(f".{output.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(output)
+    except OSError as err:
+        raise CliError(f"cannot write {args.output}: {err.strerror or err}") from None
+    print(f"{output}: {prep.func}({describe_inputs(prep)})")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``astcompiler report TRACE_DIR -o report.html``: the compile trace as one HTML page."""
+    folder = Path(args.trace_dir)
+    if not folder.is_dir():
+        raise CliError(f"no such trace directory: {args.trace_dir} (record one with "
+                       "ASTCOMPILER_TRACE_DIR=DIR or astcompiler.config.trace_dir)")
+    from astcompiler.report import write_report
+
+    try:
+        count = write_report(str(folder), args.output, layout=args.layout)
+    except OSError as err:
+        raise CliError(f"cannot write {args.output}: {err.strerror or err}") from None
+    except ValueError as err:  # a compile.json that is not JSON
+        raise CliError(f"{args.trace_dir} holds an unreadable compile record: {err}",
+                       FAILURE) from None
+    if count == 0:
+        print(f"{PROG} report: note: {args.trace_dir} holds no recorded compile", file=sys.stderr)
+    print(f"{args.output}: {count} compiles")
+    return 0
+
+
 # --------------------------------------------------------------------------------------------
 # argument parsing and main
 # --------------------------------------------------------------------------------------------
@@ -671,6 +725,23 @@ def build_parser() -> argparse.ArgumentParser:
                                   help="print astcompiler.explain(FUNC)(*example inputs)")
     add_example_options(explain)
     explain.set_defaults(handler=cmd_explain)
+
+    export = commands.add_parser("export", help="write FUNC compiled for the example inputs as "
+                                                "a standalone module (NumPy and numba only)")
+    add_example_options(export)
+    export.add_argument("-o", "--output", required=True, metavar="OUT.py",
+                        help="the module to write")
+    export.set_defaults(handler=cmd_export)
+
+    report = commands.add_parser("report", help="write the compiles recorded under "
+                                                "ASTCOMPILER_TRACE_DIR as one HTML page")
+    report.add_argument("trace_dir", metavar="TRACE_DIR")
+    report.add_argument("-o", "--output", default="report.html", metavar="OUT.html",
+                        help="the page to write (default report.html)")
+    report.add_argument("--layout", choices=("auto", "dot", "own"), default="auto",
+                        help="graph drawings: Graphviz when installed (auto), or the built-in "
+                             "layered layout (own)")
+    report.set_defaults(handler=cmd_report)
     return parser
 
 

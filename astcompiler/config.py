@@ -16,7 +16,9 @@ import threading
 import warnings
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar, cast
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _default_cache_dir() -> str:
@@ -83,6 +85,16 @@ def _env_list(name: str) -> str:
     return os.environ.get(name, "")
 
 
+def _env_seconds(name: str, default: float) -> float:
+    text = os.environ.get(name, "")
+    try:
+        return float(text) if text else default
+    except ValueError:
+        warnings.warn(f"astcompiler: {name}={text!r} is not a number of seconds; using "
+                      f"{default}", RuntimeWarning, stacklevel=2)
+        return default
+
+
 @dataclass
 class _Settings:
     dynamic_sources: str = field(default_factory=lambda: _env_list("ASTCOMPILER_DYNAMIC_SOURCES"))
@@ -118,10 +130,10 @@ class _Settings:
     # inlining vecmath costs about 0.5 s of numba compile, which small arrays never win back
     vector_math_min_elements: int = 4096
     # float64 sin/cos in pointwise kernels run blocks of 64 elements with a small-argument
-    # reduction (vecmath FAST_VARIANTS; a block past 2**15 runs again with the full functions):
-    # about 2x faster loops, but each such kernel compiles two bodies (about 2x numba's compile
-    # time), so off unless asked for (docs/performance.md, "Vectorized math")
-    fast_trig_blocks: bool = False
+    # reduction (vecmath VecFunction.fast_float64; a block with an argument past 2**15, and the
+    # tail, run again element by element, libm past it): about 2x faster loops for about 1.3x
+    # numba's compile time of such a kernel (docs/performance.md, "Vectorized math")
+    fast_trig_blocks: bool = True
     # ufuncs NumPy's own SIMD loops compute faster than a kernel on this CPU (sin, exp, tanh...
     # on AVX512_SKX: lower/numba/numpy_simd.py) stay NumPy steps outside structured loop code;
     # their neighbours still fuse. False: kernels hold them (vecmath or libm)
@@ -129,7 +141,14 @@ class _Settings:
     # fused float sums (sum, mean, var, std) add in NumPy's order and dtype where it is known
     # (lower/numba/pairwise.py: its bits); False: 64 float64 lanes (within a documented bound)
     pairwise_sums: bool = True
+    # record each compile as files under this directory (run/trace.py; `astcompiler report DIR`):
+    # also ASTCOMPILER_TRACE_DIR; "" records nothing
+    trace_dir: str = field(default_factory=lambda: os.environ.get("ASTCOMPILER_TRACE_DIR", ""))
     verbose: bool = False
+    # a first call that spends more than this many seconds compiling logs a one-line notice
+    # (logger ``astcompiler.compile``, level WARNING); 0: never. ASTCOMPILER_SLOW_COMPILE_NOTICE_S
+    slow_compile_notice_s: float = field(default_factory=lambda: _env_seconds(
+        "ASTCOMPILER_SLOW_COMPILE_NOTICE_S", 5.0))
 
 
 _FIELDS = {f.name for f in fields(_Settings)}
@@ -149,7 +168,8 @@ class Config:
         local = self._local
         if not hasattr(local, "stack"):
             local.stack = []
-        return local.stack
+        stack: list[dict[str, Any]] = local.stack
+        return stack
 
     def __getattr__(self, name: str) -> Any:
         if name not in _FIELDS:
@@ -191,6 +211,8 @@ class Config:
 
 
 class _Patch(contextlib.ContextDecorator):
+    """What ``config.patch(...)`` returns: a context manager and a decorator."""
+
     def __init__(self, config: Config, changes: dict[str, Any]) -> None:
         self._config = config
         self._changes = changes
@@ -202,16 +224,15 @@ class _Patch(contextlib.ContextDecorator):
         ctx.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self._contexts.pop().__exit__(*exc)
-        return False
 
-    def __call__(self, fn):  # decorator
+    def __call__(self, fn: _F) -> _F:  # decorator
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self._config._patched(dict(self._changes)):
                 return fn(*args, **kwargs)
-        return wrapper
+        return cast(_F, wrapper)
 
 
 config = Config()

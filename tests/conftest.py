@@ -9,6 +9,9 @@ Numba settings are left at their defaults on purpose: numba's own disk cache of 
 lives beside the generated files (inside the temporary directory), which is what the backend's
 caching tests expect to find.
 
+The slow-compile notice (``config.slow_compile_notice_s``) is off for the session: numba's first
+compiles take seconds, and the tests that check the notice switch it on.
+
 ``numpy_simd_math`` is off for the session: whether NumPy's SIMD loops beat a kernel depends on
 the CPU (``lower/numba/numpy_simd.py``), and the tests' kernels must not; its tests
 (``tests/lower/test_numpy_simd_policy.py``) switch it on.
@@ -39,13 +42,22 @@ def astcompiler_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     path = str(tmp_path_factory.mktemp("astcompiler-cache"))
     saved_env = os.environ.get("ASTCOMPILER_CACHE_DIR")
     saved_dir, saved_simd = config.cache_dir, config.numpy_simd_math
+    saved_notice = config.slow_compile_notice_s
     os.environ["ASTCOMPILER_CACHE_DIR"] = path
+    saved_notice_env = os.environ.get("ASTCOMPILER_SLOW_COMPILE_NOTICE_S")
+    os.environ["ASTCOMPILER_SLOW_COMPILE_NOTICE_S"] = "0"  # subprocesses (the CLI tests) too
     config.cache_dir = path
     config.numpy_simd_math = False
+    config.slow_compile_notice_s = 0  # no "spent N s compiling" notice in test output
     try:
         yield path
     finally:
         config.cache_dir, config.numpy_simd_math = saved_dir, saved_simd
+        config.slow_compile_notice_s = saved_notice
+        if saved_notice_env is None:
+            os.environ.pop("ASTCOMPILER_SLOW_COMPILE_NOTICE_S", None)
+        else:
+            os.environ["ASTCOMPILER_SLOW_COMPILE_NOTICE_S"] = saved_notice_env
         if saved_env is None:
             os.environ.pop("ASTCOMPILER_CACHE_DIR", None)
         else:

@@ -81,11 +81,31 @@ def _has_return(statement: cst.BaseStatement) -> bool:
     return in_own_scope([statement], (cst.Return,))
 
 
-def _flag_returns(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+def _flag_returns(statements: Sequence[cst.BaseStatement],
+                  positions: dict | None = None) -> list[cst.BaseStatement]:
     """Statements with their returns flagged; those without a return are kept as they are (the
-    same nodes, so their source positions still name the user's lines)."""
+    same nodes, so their source positions still name the user's lines). The rebuilt nodes of
+    those with a return get their originals' positions in ``positions`` (when given)."""
     transformer = _FlagReturns()
-    return [s.visit(transformer) if _has_return(s) else s for s in statements]
+    out = [s.visit(transformer) if _has_return(s) else s for s in statements]
+    if positions is not None:
+        for old, new in zip(statements, out):
+            carry_positions(old, new, positions)
+    return out
+
+
+def carry_positions(old: cst.CSTNode, new: cst.CSTNode, positions: dict) -> None:
+    """Give the nodes of ``new`` (``old`` rebuilt by a transformer: unchanged subtrees are the
+    same objects) the source positions of the nodes of ``old`` they replace."""
+    if old is new:
+        return
+    if old in positions:
+        positions[new] = positions[old]
+    if type(old) is type(new):
+        old_children, new_children = old.children, new.children
+        if len(old_children) == len(new_children):
+            for old_child, new_child in zip(old_children, new_children):
+                carry_positions(old_child, new_child, positions)
 
 
 def explicit_super(fn: types.FunctionType, definition: cst.FunctionDef,
@@ -314,6 +334,7 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache
     shared with a nested function would be torn apart, see ``shared_cells_across``)."""
     definition = origin.node
     body, positions = explicit_super(fn, definition, origin.positions)
+    positions = dict(positions)  # flagged returns add their rebuilt nodes (origin's stay as is)
     if shared_cells_across(fn, body, index):
         return None
     params = _parameter_names(definition)
@@ -327,13 +348,13 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache
     prefix = None
     if index > 0:
         node = cst.FunctionDef(name=cst.Name(f"{name}__graph_{index}"), params=definition.params,
-                               body=cst.IndentedBlock(body=[*_flag_returns(body[:index]),
+                               body=cst.IndentedBlock(body=[*_flag_returns(body[:index], positions),
                                                             _live_return(live_in)]))
         prefix = _compile_synthetic(fn, node, origin, cache_dir, f"prefix_{index}",
                                     positions=positions)
         prefix.__defaults__, prefix.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
         sources["prefix"] = cst.Module(body=[node]).code
-    statement = _flag_returns([body[index]])
+    statement = _flag_returns([body[index]], positions)
     if redirect is not None:
         statement = [s.visit(_RedirectCalls()) for s in statement]
     brk_node = cst.FunctionDef(name=cst.Name(f"{name}__break_{index}"), params=_params(live_in),

@@ -50,9 +50,11 @@ def user_stacklevel() -> int:
         name = frame.f_code.co_filename
         name = name if name.startswith("<") else os.path.abspath(name)
         if not (name.startswith(package) or name.startswith(cache)
-                or name.startswith("<frozen")):
+                or name.startswith(("<frozen", "<astcompiler"))):  # "<astcompiler dispatch...>"
             return level
-        frame, level = frame.f_back, level + 1
+        # warnings.warn does not count importlib's frames (an import in between) past level 1
+        internal = level > 1 and "importlib" in name and "_bootstrap" in name
+        frame, level = frame.f_back, level + (not internal)
     return 1
 
 

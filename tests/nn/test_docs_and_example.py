@@ -18,7 +18,7 @@ def test_modules_page_examples_run(tmp_path, capsys) -> None:
     runpy.run_path(str(path), run_name="modules_md")
     out = capsys.readouterr().out
     assert "MLP(\n  (fc1): Linear(in_features=4, out_features=8, bias=True)" in out
-    assert "['Linear', 'GELU', 'Linear', 'MLP']" in out
+    assert "['Linear', 'GELU', 'Linear', 'Sequential']" in out  # the global hooks example
 
 
 def test_mlp_classifier_example_runs(capsys) -> None:
