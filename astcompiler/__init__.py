@@ -7,7 +7,7 @@ lowers the graph to numba kernels. Everything generated can be read: ``astcompil
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, overload
 
 from . import exc, pytree, testing
 from . import nn
@@ -19,23 +19,41 @@ from .lower import check_backend, list_backends, register_backend
 from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show
 from .run.stance import set_stance
 from .run.compiled import compile_callable, validate_function
+from .gradients import grad, value_and_grad, vjp
+
+if TYPE_CHECKING:
+    from typing import ParamSpec
+
+    from .nn.compile_support import OptimizedModule
+    from .nn.modules.module import Module
+
+    _P = ParamSpec("_P")
 
 __version__ = "0.1.0"
 
 F = TypeVar("F", bound=Callable[..., Any])
+_R = TypeVar("_R")
 
 
 @overload
-def compile(fn: F, *, backend: Any = ..., fullgraph: bool = ..., dynamic: bool | None = ...,
-            device: str | None = ..., options: dict | None = ..., disable: bool = ...) -> F: ...
+def compile(fn: Module, *, backend: Any = ..., fullgraph: bool = ...,  # type: ignore[overload-overlap]
+            dynamic: bool | None = ..., device: str | None = ...,  # (a Module is callable too)
+            options: dict[str, Any] | None = ..., disable: bool = ...) -> OptimizedModule: ...
 @overload
-def compile(fn: None = ..., *, backend: Any = ..., fullgraph: bool = ..., dynamic: bool | None = ...,
-            device: str | None = ..., options: dict | None = ..., disable: bool = ...
-            ) -> Callable[[F], F]: ...
+def compile(fn: Callable[_P, _R], *, backend: Any = ..., fullgraph: bool = ...,
+            dynamic: bool | None = ..., device: str | None = ...,
+            options: dict[str, Any] | None = ..., disable: bool = ...
+            ) -> CompiledFunction[_P, _R]: ...
+@overload
+def compile(fn: None = ..., *, backend: Any = ..., fullgraph: bool = ...,
+            dynamic: bool | None = ..., device: str | None = ...,
+            options: dict[str, Any] | None = ..., disable: bool = ...
+            ) -> Callable[[Callable[_P, _R]], CompiledFunction[_P, _R]]: ...
 
 
 def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
-            dynamic: bool | None = None, device: str | None = None, options: dict | None = None,
+            dynamic: bool | None = None, device: str | None = None,
+            options: dict[str, Any] | None = None,
             disable: bool = False) -> Any:
     """Compile a NumPy function. Use as ``@compile``, ``@compile(backend="eager")`` or
     ``compile(fn, fullgraph=True)``.
@@ -67,7 +85,13 @@ def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
     return decorate(fn)
 
 
-def nonstrict_trace(traceable_fn: Callable | None = None, **kwargs: Any) -> Any:
+@overload
+def nonstrict_trace(traceable_fn: F) -> F: ...
+@overload
+def nonstrict_trace(traceable_fn: None = ..., **kwargs: Any) -> Any: ...
+
+
+def nonstrict_trace(traceable_fn: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
     """Mark a function to be traced non-strictly: inside compiled code its call is one opaque
     node; its body is traced by operator overloading (not rewritten), so anything may happen in
     it, ``graph_break()`` included. Returns a new wrapper; ``traceable_fn`` itself is unchanged."""
@@ -115,25 +139,26 @@ def disable(fn: F) -> F:
     return fn
 
 
-def mark_dynamic(x: Any, dim: Any, *, min: int | None = None, max: int | None = None) -> None:
+def mark_dynamic(x: Any, dim: int | Sequence[int], *, min: int | None = None,
+                 max: int | None = None) -> None:
     """Make dimension(s) ``dim`` of array ``x`` dynamic from the first compile. It is an error
     (``ConstraintViolationError``) if the compiled code specializes it, or if its size is outside
     ``[min, max]``."""
     MARKERS.mark(x, dim, DimMarker("dynamic", min, max, strict=True))
 
 
-def maybe_mark_dynamic(x: Any, dim: Any) -> None:
+def maybe_mark_dynamic(x: Any, dim: int | Sequence[int]) -> None:
     """Like ``mark_dynamic``, but specializing the dimension is allowed (no error)."""
     MARKERS.mark(x, dim, DimMarker("maybe"))
 
 
-def mark_unbacked(x: Any, dim: Any, *, strict: bool = False) -> None:
+def mark_unbacked(x: Any, dim: int | Sequence[int], *, strict: bool = False) -> None:
     """Dynamic with no hint and no 0/1 specialization: a guard that needs the size's value raises
     ``DataDependentError``; with ``strict=True`` any specialization is an error."""
     MARKERS.mark(x, dim, DimMarker("unbacked", strict=strict))
 
 
-def mark_static(x: Any, dim: Any = None) -> None:
+def mark_static(x: Any, dim: int | Sequence[int] | None = None) -> None:
     """Keep dimension(s) ``dim`` (all when None) of ``x`` static, even when they change."""
     MARKERS.mark(x, dim, DimMarker("static"))
 
@@ -165,7 +190,16 @@ HANDLERS[is_compiling] = _is_compiling_handler
 for _fn in (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static, set_stance):
     HANDLERS[_fn] = _forbidden_handler(_fn.__name__)
 
-__all__ = ["compile", "nonstrict_trace", "allow_in_graph", "graph_break", "disable", "reset", "mark_dynamic", "maybe_mark_dynamic",
-           "mark_unbacked", "mark_static", "set_stance", "is_compiling", "config", "explain",
-           "show", "exc", "nn", "pytree", "testing", "CompiledFunction", "ExplainOutput", "list_backends",
-           "register_backend"]
+# the public API (DESIGN.md section 2); ``dir(astcompiler)`` lists these only
+__all__ = [
+    "compile", "nonstrict_trace", "disable", "allow_in_graph", "graph_break", "is_compiling",
+    "mark_dynamic", "maybe_mark_dynamic", "mark_unbacked", "mark_static", "set_stance",
+    "config", "explain", "show", "reset",
+    "exc", "pytree", "nn", "testing",
+    "CompiledFunction", "ExplainOutput", "list_backends", "register_backend",
+    "grad", "value_and_grad", "vjp",
+]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__ + ["__version__"])

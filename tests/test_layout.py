@@ -9,7 +9,7 @@ import pathlib
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "astcompiler"
-STAGES = ["source", "rewrite", "graph", "ops", "capture", "guards", "lower", "run"]
+STAGES = ["source", "rewrite", "graph", "ops", "capture", "autodiff", "guards", "lower", "run"]
 
 
 def _modules() -> list[pathlib.Path]:

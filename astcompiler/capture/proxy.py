@@ -40,6 +40,9 @@ class ArrayProxy:
         self.tracer = tracer
         self.node = node
         self.example = example
+        log = getattr(tracer, "proxy_log", None)  # set while ac.grad captures (autodiff/)
+        if log is not None:
+            log.setdefault(node, self)
 
     # ----- metadata (static) ---------------------------------------------------------------
     @property

@@ -127,6 +127,8 @@ class Tracer:
         # values whose Python type the data decides (after a loop that may run zero times):
         # node -> (why, whether storing it into an array is still exact)
         self.ambiguous: dict[Node, tuple[str, bool]] = {}
+        # node -> its traced value, kept while ac.grad captures a function (autodiff/)
+        self.proxy_log: dict[Node, ArrayProxy] | None = None
 
     # ----- graphs and scopes (regions capture into subgraphs) ---------------------------------
     @property

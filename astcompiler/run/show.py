@@ -6,7 +6,17 @@ import sys
 import types
 from typing import Any, TextIO
 
-SECTIONS = ("rewritten_code", "guards", "graph_code", "output_code")
+SECTIONS = ("rewritten_code", "guards", "graph_code", "backward_code", "output_code")
+
+
+def _section(entry: Any, section: str) -> str:
+    """An entry's generated source; ``backward_code``: the backward part of its graph (the
+    nodes ``ac.grad`` emitted), empty when it has none."""
+    if section == "backward_code":
+        from ..autodiff.reverse import backward_source
+        graph = getattr(entry, "graph", None)
+        return backward_source(graph) if graph is not None else ""
+    return getattr(entry, section)
 
 
 def format_entries(compiled: Any, depth: int = 0) -> str:
@@ -25,7 +35,7 @@ def format_entries(compiled: Any, depth: int = 0) -> str:
             for filename, lineno, text in entry.break_reason.user_stack[-1:]:
                 lines.append(f"  at {filename}:{lineno}: {text.strip()}")
         for section in SECTIONS:
-            text = getattr(entry, section)
+            text = _section(entry, section)
             if text:
                 lines.append(f"\n# ----- {section} -----")
                 lines.append(text.rstrip("\n"))

@@ -169,8 +169,9 @@ def _check_eager_only(fn: Any) -> None:
     if fn.__qualname__ not in _WARNED_EAGER:
         _WARNED_EAGER.add(fn.__qualname__)
         import warnings
+        from ...source.loading import user_stacklevel
         warnings.warn(f"astcompiler: {reason}; the compiled function breaks its graph there",
-                      RuntimeWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=user_stacklevel())
     raise GraphBreak(f"{fn.__qualname__} runs eagerly: {reason}")
 
 
@@ -214,6 +215,16 @@ def _call_object(runtime: "Runtime", fn: ObjectProxy, args: tuple, kwargs: dict)
     return dispatch_call(runtime, getattr(fn, "__call__"), args, kwargs)
 
 
+def _transform_of(fn: Any) -> Any:
+    """A call captured by its own rule, ``(runtime, args, kwargs) -> result``: the function
+    ``ac.grad`` returns (``__ac_transform__``) or an object whose class has ``__ac_capture__``."""
+    target = fn._ac_value if isinstance(fn, ObjectProxy) else fn
+    if isinstance(target, types.FunctionType):
+        return target.__dict__.get("__ac_transform__")
+    capture = getattr(type(target), "__ac_capture__", None)
+    return None if capture is None else functools.partial(capture, target)
+
+
 def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any:
     """Capture one call; see the module docstring for the order of the cases."""
     if isinstance(fn, BoundMethod):
@@ -225,6 +236,9 @@ def dispatch_call(runtime: "Runtime", fn: Any, args: tuple, kwargs: dict) -> Any
         if isinstance(fn._ac_value, types.ModuleType):
             raise TypeError("'module' object is not callable")
         return dispatch_call(runtime, fn._ac_value, args, kwargs)
+    transform = _transform_of(fn)
+    if transform is not None:  # ac.grad and friends (autodiff/): capture fn and its backward
+        return transform(runtime, args, kwargs)
     if isinstance(fn, ObjectProxy):
         return _call_object(runtime, fn, args, kwargs)
     if getattr(fn, "__ac_traced_method__", False) or runtime.is_generated(fn):
