@@ -8,6 +8,7 @@ emitter's ``index`` (bounds proven or checked, ``bounds.py``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from .oprules_common import (NOT_MINE, LoopEmitter, LoopRule, NotLowerable, dtyp
                              number_kind, number_source, python_kind, representative,
                              view_or_copy_unobservable)
 from .region_ops import RESHAPE, arange_source, linspace_source, roll_source, scan_source
-from .scalar import type_name
+from .scalar import ScalarRule, kernel_dtype, type_name
 
 # -- indexing and stores ---------------------------------------------------------------------------
 
@@ -42,6 +43,38 @@ def getitem_loop(emitter: LoopEmitter, node: Node) -> str:
         emitter.helpers.add(source)
         return f"{helper}({emitter.value(base)}, {emitter.value(mask)})"
     return f"{emitter.value(base)}[{emitter.index(base, index)}]"
+
+
+@dataclass(frozen=True)
+class GatherRule(ScalarRule):
+    """``x[idx]`` element by element in a fused kernel: argument ``table`` (``x``, a 1-D array
+    the kernel is handed whole) read at the element of the integer index array ``idx``, which
+    is the kernel's operand and has the result's shape (``plan.build_plan(gathers=True)``).
+    The index is checked as NumPy checks it (``_ac_gather``: negative ones wrap, others out of
+    bounds raise NumPy's ``IndexError``), so no gathered temporary is written and read again."""
+
+    table: int = 0
+
+
+def gather_rule(node: Node) -> GatherRule | None:
+    """The gather rule of ``x[idx]`` (``NumbaRule.gather``): ``x`` a computed or input 1-D
+    array, ``idx`` a 1-D array of signed integers (or unsigned ones narrower than 64 bits, which
+    int64 holds), no keywords; None otherwise (NumPy gathers)."""
+    if len(node.args) != 2 or node.kwargs:
+        return None
+    base, index = node.args
+    if not (isinstance(base, Node) and base.op != "region" and base.meta is not None
+            and base.meta.ndim == 1 and not base.meta.scalar and kernel_dtype(base.meta.dtype)
+            and node.meta is not None and np.dtype(node.meta.dtype) == np.dtype(base.meta.dtype)):
+        return None
+    if not (isinstance(index, Node) and index.meta is not None and index.meta.ndim == 1
+            and not index.meta.scalar and kernel_dtype(index.meta.dtype)):
+        return None
+    kind, size = np.dtype(index.meta.dtype).kind, np.dtype(index.meta.dtype).itemsize
+    if not (kind == "i" or (kind == "u" and size < 8)) or index is base:
+        return None
+    return GatherRule((None, np.dtype(np.int64)), "{0}[_ac_gather({1}, {0}.shape[0])]",
+                      np.dtype(base.meta.dtype), ("gather",), operands=(1,), table=0)
 
 
 ASSIGN_CHECK = '''
