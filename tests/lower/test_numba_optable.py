@@ -62,8 +62,6 @@ TABLE_FILES = frozenset({"optable.py", *(p.name for p in NUMBA.glob("oprules_*.p
 # ``OpDef`` fields or ``NumbaRule`` entries (owner in brackets; see docs/architecture.md)
 # (tests/lower/test_op_table_complete.py scans every op-name literal, with its exceptions' reasons)
 LEFT_OUTSIDE = {
-    "vecmath/__init__.py": "the vecmath library's index of the functions it implements, named "
-                           "after their ufuncs (VECTOR_MATH, NATIVE_FLOAT32, FAST_VARIANTS) [S]",
     "cuda/devices.py": "'array' as a device-array guard-fact kind (not an op) [C]",
     "cuda/runtime.py": "'log' as an np.errstate mode (not an op) [C]",
 }

@@ -43,11 +43,6 @@ EXCEPTIONS: dict[tuple[str, str], tuple[int, str]] = {
     ("scalar.py", "remainder"): (3, "HELPER_STEMS: names of generated helper functions"),
     ("scalar.py", "fmod"): (2, "HELPER_STEMS: names of generated helper functions"),
     ("scalar.py", "power"): (1, "HELPER_STEMS: names of generated helper functions"),
-    **{("vecmath/__init__.py", name): (count, "the vecmath library's index of the functions it "
-                                       "implements, named after their ufuncs [owner: S]")
-       for name, count in {"exp": 1, "exp2": 1, "expm1": 2, "log": 1, "log10": 1, "log1p": 2,
-                           "log2": 1, "sin": 3, "cos": 3, "tan": 1, "cosh": 1, "sinh": 1,
-                           "tanh": 2, "arctan": 1, "arctan2": 1, "cbrt": 1, "power": 3}.items()},
 }
 
 

@@ -19,46 +19,86 @@ checked on vector lanes too (``tests/lower/test_vecmath_f32.py``). On AVX-512 ma
 tuned for 256-bit vectors, the kernels they are inlined into are marked to use 512-bit ones
 (``bits.prefer_wide_vectors``).
 
-``VECTOR_MATH`` maps ``(ufunc name, dtype name)`` to ``(module, function)``; ``scalar.py``
-spells those ufuncs as calls to the function, imported into the kernel module, when
-``config.vector_math`` is on. Accuracy (max ulp against a correctly rounded reference) is
-measured by ``benchmarks/vecmath_accuracy.py`` and published in ``docs/performance.md``.
+Which ufunc uses which function is the numba op table's (``NumbaRule.vecmath``, declared in
+``oprules_pointwise.VECMATH``); ``VECTOR_MATH`` maps ``(ufunc name, dtype name)`` to
+``(module, function)`` from it; ``scalar.py`` spells those ufuncs as calls to the function,
+imported into the kernel module, when ``config.vector_math`` is on. Accuracy (max ulp against
+a correctly rounded reference) is measured by ``benchmarks/vecmath_accuracy.py`` and published
+in ``docs/performance.md``.
 
 This package's ``__init__`` imports no numba: the table is read when kernels are planned.
 """
 
 from __future__ import annotations
 
-_FAMILIES = {
-    "expfamily": ("exp", "exp2", "expm1"),
-    "logfamily": ("log", "log2", "log10", "log1p"),
-    "trig": ("sin", "cos", "tan"),
-    "hyperbolic": ("tanh", "sinh", "cosh"),
-    "inverse": ("arctan", "arctan2", "cbrt"),
-    "power": ("power",),
-}
-_SUFFIX = {"float64": "f64", "float32": "f32"}
-# float32 functions with their own float32 polynomials in ``float32.py`` (the families' other
-# float32 functions: exp and log in float32 arithmetic, the rest through float64)
-NATIVE_FLOAT32 = ("expm1", "log1p", "tanh", "sin", "cos")
+from dataclasses import dataclass
+from typing import Any
 
-VECTOR_MATH: dict[tuple[str, str], tuple[str, str]] = {
-    (name, dtype): (f"astcompiler.lower.numba.vecmath."
-                    f"{'float32' if dtype == 'float32' and name in NATIVE_FLOAT32 else module}",
-                    f"{name}_{suffix}")
-    for module, names in _FAMILIES.items() for name in names
-    for dtype, suffix in _SUFFIX.items()
-}
+
+@dataclass(frozen=True)
+class VecFunction:
+    """The vecmath function of one ufunc, as the numba op table declares it
+    (``NumbaRule.vecmath``, listed in ``oprules_pointwise.VECMATH``): the module of this package
+    that defines ``<ufunc>_f64`` and ``<ufunc>_f32``."""
+
+    family: str  # module of this package (``float32.py`` for native float32 functions)
+    native_float32: bool = False  # float32 polynomials of its own (``float32.py``)
+    fast_float64: bool = False  # a small-argument variant ``<ufunc>_fast_f64`` (``trig.py``)
+    float32_in_kernels: bool = True  # False: implemented and tested, float32 kernels keep libm
+
+
+_SUFFIX = {"float64": "f64", "float32": "f32"}
+_PACKAGE = __name__  # astcompiler.lower.numba.vecmath
+
+
+_FUNCTIONS: dict[str, VecFunction] = {}
+
+
+def functions() -> dict[str, VecFunction]:
+    """The ufuncs with a vecmath function, by name (from the numba op table; read once)."""
+    if not _FUNCTIONS:
+        from ..optable import TABLE
+
+        _FUNCTIONS.update((name, rule.vecmath) for name, rule in TABLE.items()
+                          if rule.vecmath is not None)
+    return _FUNCTIONS
+
+
+def _vector_math() -> dict[tuple[str, str], tuple[str, str]]:
+    """``(ufunc name, dtype name) -> (module, function)`` of every vecmath function."""
+    return {(name, dtype): (f"{_PACKAGE}."
+                            f"{'float32' if dtype == 'float32' and f.native_float32 else f.family}",
+                            f"{name}_{suffix}")
+            for name, f in functions().items() for dtype, suffix in _SUFFIX.items()}
+
+
+def __getattr__(name: str) -> Any:
+    """``VECTOR_MATH`` (``(ufunc, dtype) -> (module, function)``) and ``NATIVE_FLOAT32`` (the
+    ufuncs with float32 polynomials of their own), built from the op table on first use: the
+    table imports this package."""
+    if name == "VECTOR_MATH":
+        value: Any = _vector_math()
+    elif name == "NATIVE_FLOAT32":
+        value = tuple(n for n, f in functions().items() if f.native_float32)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def _index() -> dict[tuple[str, str], tuple[str, str]]:
+    return globals().get("VECTOR_MATH") or __getattr__("VECTOR_MATH")
+
 
 PREFIX = "vecmath"  # helper keys ``vecmath:<ufunc>:<dtype>`` (scalar.py)
-# implemented and tested, but kernels keep libm: float32 power (float64 arithmetic, about 7 ns
-# an element) is slower than libm's powf (about 4.6 ns), measured side by side
-KERNELS_KEEP_LIBM = {("power", "float32")}
 
 
 def helper_key(name: str, dtype: str) -> str | None:
-    """The kernel helper key for ufunc ``name`` on ``dtype``, None when not covered."""
-    covered = (name, dtype) in VECTOR_MATH and (name, dtype) not in KERNELS_KEEP_LIBM
+    """The kernel helper key for ufunc ``name`` on ``dtype``, None when not covered (by its
+    op-table entry)."""
+    function = functions().get(name)
+    covered = function is not None and dtype in _SUFFIX \
+        and (dtype != "float32" or function.float32_in_kernels)
     return f"{PREFIX}:{name}:{dtype}" if covered else None
 
 
@@ -74,14 +114,14 @@ def import_line(key: str) -> str:
     only tracks the kernel module, so a changed vecmath must change the kernel's source (and
     its content-addressed file name)."""
     _, name, dtype = key.split(":")
-    module, function = VECTOR_MATH[(name, dtype)]
+    module, function = _index()[(name, dtype)]
     return f"from {module} import {function} as {call_name(key)}  # vecmath {source_hash()}"
 
 
-# functions with a cheaper variant for small arguments (``trig.py``: Cody-Waite below 2**15):
-# pointwise kernels run blocks of 64 elements with it and rerun a block with the full function
-# when ``BIG_CHECK`` says an argument was past it; both give the same bits where both apply
-FAST_VARIANTS = {("sin", "float64"): "sin_fast_f64", ("cos", "float64"): "cos_fast_f64"}
+# functions with a cheaper variant for small arguments (``VecFunction.fast_float64``; ``trig.py``:
+# Cody-Waite below 2**15): pointwise kernels run blocks of 64 elements with it and rerun a block
+# with the full function when ``BIG_CHECK`` says an argument was past it; both give the same bits
+# where both apply
 BIG_CHECK = "trig_big_f64"
 FAST_BLOCK = 64  # elements per block
 
@@ -93,7 +133,16 @@ def fast_call(key: str) -> str | None:
     if len(parts) != 3 or parts[0] != PREFIX:
         return None
     _, name, dtype = parts
-    return f"vm_{name}_fast_{dtype}" if (name, dtype) in FAST_VARIANTS else None
+    function = functions().get(name)
+    fast = function is not None and function.fast_float64 and dtype == "float64"
+    return f"vm_{name}_fast_{dtype}" if fast else None
+
+
+def libm_call(key: str) -> str:
+    """The libm spelling of helper ``key``'s function (``np.<ufunc>``), for the arguments its
+    fast variant does not cover (``cpu.fast_blocks``: rare; a scalar call costs less compile
+    time than a second inlined copy of the full reduction)."""
+    return f"np.{key.split(':')[1]}"
 
 
 def big_call(key: str) -> str:
@@ -104,8 +153,8 @@ def big_call(key: str) -> str:
 def fast_import_line(key: str) -> str:
     """The kernel module's import of ``key``'s fast variant and its check."""
     _, name, dtype = key.split(":")
-    module = VECTOR_MATH[(name, dtype)][0]
-    return (f"from {module} import {FAST_VARIANTS[(name, dtype)]} as {fast_call(key)}, "
+    module = _index()[(name, dtype)][0]
+    return (f"from {module} import {name}_fast_{_SUFFIX[dtype]} as {fast_call(key)}, "
             f"{BIG_CHECK} as {big_call(key)}  # vecmath {source_hash()}")
 
 
@@ -125,8 +174,8 @@ def source_hash() -> str:
     return _HASH[0]
 
 
-__all__ = ["VECTOR_MATH", "NATIVE_FLOAT32", "KERNELS_KEEP_LIBM", "PREFIX", "helper_key",
-           "call_name", "import_line", "source_hash", "FAST_VARIANTS", "FAST_BLOCK", "fast_call",
+__all__ = ["VECTOR_MATH", "NATIVE_FLOAT32", "VecFunction", "functions", "PREFIX", "helper_key",
+           "call_name", "import_line", "source_hash", "FAST_BLOCK", "fast_call", "libm_call",
            "big_call", "fast_import_line"]
 
 

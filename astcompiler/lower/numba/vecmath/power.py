@@ -8,7 +8,7 @@ relative error of the result): ``x = 2**e * (1 + f)``, ``s = f/(2+f)`` as a doub
 exactly (fma) and its low part joins the exponential's reduced argument
 (``expfamily.exp_dd_f64``). float32 computes in float64 with a plain float64 log (its
 ``y * log x`` is small enough) and rounds once more; kernels keep libm's ``powf`` for float32,
-which is faster (``vecmath.KERNELS_KEEP_LIBM``).
+which is faster (``VecFunction.float32_in_kernels``).
 
 NumPy's (C99's) special cases are selects on the bit patterns: ``x**0`` and ``1**y`` are 1 (NaN
 too), ``(-1)**inf`` is 1, ``0**y`` is ±0 or ±inf (*divide by zero* for y < 0), ``inf**y``, the
