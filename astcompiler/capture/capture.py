@@ -17,12 +17,13 @@ from ..rewrite import is_generated
 from ..graph import Graph, Node, eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes import output_unused
 from ..ops import REGISTRY
-from .fp_effects import may_set_fp_flags
+from .fp_effects import may_raise, may_set_fp_flags
 from .guard_facts import GuardSet
 from .lifting import GuardedDict, GuardedList, GuardedSet, LocalObject, ObjectProxy, SideEffect, lift
 from .objects import object_state
 from .proxy import ArrayProxy
 from .runtime.api import Runtime, Undefined, signature_of
+from .runtime.regions import SymRange
 from .sources import Source, local_source
 from .sizes.symbolic import SymBool, SymInt
 from .tracer import Tracer, compiling_scope
@@ -61,13 +62,14 @@ def is_pure_value(node: Node) -> bool:
 
 
 def has_effects(node: Node) -> bool:
-    """A side effect, or an FP warning/error NumPy may report: never dropped when unused."""
-    return has_side_effects(node) or may_set_fp_flags(node)
+    """A side effect, an FP warning/error NumPy may report, or an error the op may raise on
+    run-time values (an index out of bounds): never dropped when unused."""
+    return has_side_effects(node) or may_set_fp_flags(node) or may_raise(node)
 
 
 def may_warn_only(node: Node) -> bool:
-    """An op whose only effect (when its value is unused) is an FP warning or error."""
-    return not has_side_effects(node) and may_set_fp_flags(node)
+    """An op whose only effect (when its value is unused) is an FP warning or an error."""
+    return not has_side_effects(node) and (may_set_fp_flags(node) or may_raise(node))
 
 
 def is_view(node: Node) -> bool:
@@ -135,6 +137,8 @@ class _Outputs:
             return self._container(value)
         if isinstance(value, (types.GeneratorType,)):
             raise GraphBreak("returning a generator from compiled code")
+        if isinstance(value, SymRange):  # its bounds exist only at run time
+            raise GraphBreak("a range with run-time bounds leaves the compiled code")
         if isinstance(value, types.FunctionType) and is_generated(value):
             raise GraphBreak("a function defined inside the compiled code escapes it "
                              "(returned, or live across a graph break)")

@@ -4,16 +4,19 @@ op is an effect as well as a value. Common-subexpression elimination must not me
 (the plain call warns twice) and dead-code elimination must not drop one (the plain call warns).
 
 The rule is conservative: an op may warn unless it provably cannot, whatever its values are:
-views, creations, literals, comparisons, selections (``np.where``), widening copies and casts,
-NaN-propagating or arg reductions, boolean reductions, and the ufuncs below that never compute
-a new float value (sign changes, rounding to integers, max/min, classification). Integer floor
-division, remainder and power warn (or raise) on zero divisors and negative exponents; NumPy
-integer scalars warn on overflow.
+views, creations, literals, comparisons, selections (``np.where``: ``OpDef.fp_quiet`` "fc"),
+widening copies and casts, NaN-propagating or arg reductions, boolean reductions, and the ufuncs
+that never compute a new float value (``fp_quiet`` "f": sign changes, rounding to integers,
+max/min, classification). Integer floor division, remainder and power warn (or raise) on zero
+divisors and negative exponents (``OpDef.integer_division``); NumPy integer scalars warn on
+overflow. Every fact about an op is a field of its ``OpDef`` (``ops/*.py``): this module names
+no op.
 """
 
 from __future__ import annotations
 
 import sys
+from types import BuiltinFunctionType, CodeType, FrameType
 from typing import Any, Iterator
 
 import numpy as np
@@ -21,17 +24,7 @@ import numpy as np
 from ..graph import Node
 from ..ops import REGISTRY
 from ..source.origins import user_location
-
-# ufuncs that never raise an FP flag on real (not complex) operands of their own dtype
-QUIET_UFUNCS = frozenset({
-    np.negative, np.positive, np.absolute, np.fabs, np.conjugate, np.copysign, np.signbit,
-    np.isnan, np.isinf, np.isfinite, np.sign, np.maximum, np.minimum, np.fmax, np.fmin,
-    np.floor, np.ceil, np.trunc, np.rint, np.logical_and, np.logical_or, np.logical_xor,
-    np.logical_not,
-})
-# integer ufuncs that warn on a zero divisor (or raise on a negative exponent)
-INTEGER_DIVISIONS = frozenset({np.floor_divide, np.remainder, np.divmod, np.fmod, np.power})
-
+from .proxy import ArrayProxy
 
 def _operand_dtypes(node: Node) -> Iterator[np.dtype | None]:
     """The dtypes of the node's operands (``None``: not known at capture)."""
@@ -73,7 +66,7 @@ def may_set_fp_flags(node: Node) -> bool:
     op = REGISTRY.ops.get(node.target)
     if op is None:
         return True
-    if op.kind in ("view", "creation") or op.comparison or op.literal or op.impl is np.where:
+    if op.kind in ("view", "creation") or op.comparison or op.literal or op.fp_quiet == "fc":
         return False
     if op.scalar == "{0}":
         return not _widening_copy(node)
@@ -81,31 +74,70 @@ def may_set_fp_flags(node: Node) -> bool:
     if reduction is not None and (reduction.propagate_nan or reduction.arg or (
             node.meta is not None and np.dtype(node.meta.dtype).kind == "b")):
         return False
-    if op.ufunc in INTEGER_DIVISIONS:
+    if op.integer_division:
         return True
     kinds = _kinds(node)
     if kinds is None:
         return True
     if kinds & {"f", "c"}:
-        return not (op.ufunc in QUIET_UFUNCS and "c" not in kinds)
+        return bool(kinds & {"f", "c"} - set(op.fp_quiet))
     if reduction is not None or op.kind != "pointwise":
         return False
-    meta = node.meta  # NumPy integer scalars warn on overflow ("overflow encountered in scalar add")
+    meta = node.meta  # NumPy integer scalars warn on overflow ("... encountered in scalar add")
     return meta is not None and meta.scalar and meta.pytype is None \
         and np.dtype(meta.dtype).kind in "iu"
 
 
-def user_place() -> tuple[str, int, dict] | None:
-    """(file, line, module globals) of the innermost user line running on this thread: where
-    the plain call's NumPy warnings come from (its module's ``__warningregistry__`` and
-    ``__name__`` decide Python's once-per-location filter and ``filterwarnings(module=...)``)."""
-    frame = sys._getframe(1)
+def may_raise(node: Node) -> bool:
+    """Whether running ``node`` may raise an error that is not a floating-point one on some
+    run-time values (``OpDef.may_raise``: an index out of bounds): the plain call raises even
+    when the value is unused, so dead-code elimination keeps it."""
+    if node.op != "call":
+        return False
+    op = REGISTRY.ops.get(node.target)
+    return op is not None and op.may_raise is not None and op.may_raise(node.args, node.kwargs)
+
+
+def _method_code() -> CodeType:
+    """The code of the traced ndarray method (``ArrayProxy.__getattr__``'s ``method``)."""
+    return next(c for c in ArrayProxy.__getattr__.__code__.co_consts
+                if isinstance(c, CodeType) and c.co_name == "method")
+
+
+_METHOD = _method_code()
+
+
+def _called_method(frames: list[FrameType]) -> str | None:
+    """The ndarray method the user called, when ``frames`` (the tracer's, innermost first, up
+    to the user's) hold the traced method's frame of the op being recorded and its NumPy
+    reference is a Python function: NumPy's warnings come from where that method runs (the
+    user's line for ``x.astype``, NumPy's ``_methods.py`` for ``x.sum``), so a backend calls
+    the method itself there (``lower/places.py``). Ufuncs warn from the user's line anyway."""
+    methods = [f for f in frames if f.f_code is _METHOD]
+    if not frames or not methods:
+        return None
+    op = methods[0].f_locals.get("op")
+    if op is None or frames[0].f_locals.get("op") is not op or not op.methods \
+            or isinstance(op.impl, (np.ufunc, BuiltinFunctionType)):
+        return None
+    return op.methods[0]
+
+
+def user_place() -> tuple | None:
+    """(file, line, module globals[, method]) of the innermost user line running on this
+    thread: where the plain call's NumPy warnings come from (its module's
+    ``__warningregistry__`` and ``__name__`` decide Python's once-per-location filter and
+    ``filterwarnings(module=...)``); ``method``: the op was called as that ndarray method."""
+    frame, inner = sys._getframe(1), []
     while frame is not None:
         location = user_location(frame)
         if location is not None:
-            return location[0], location[1], frame.f_globals
+            method = _called_method(inner)
+            place = location[0], location[1], frame.f_globals
+            return place if method is None else (*place, method)
+        inner.append(frame)
         frame = frame.f_back
     return None
 
 
-__all__ = ["may_set_fp_flags", "user_place", "QUIET_UFUNCS", "INTEGER_DIVISIONS"]
+__all__ = ["may_raise", "may_set_fp_flags", "user_place"]

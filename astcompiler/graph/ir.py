@@ -82,9 +82,10 @@ class Node:
         # written as a Python operator (``a / b``), not a NumPy call: on NumPy scalars that is
         # NumPy's scalar math (its warnings say "in scalar divide")
         self.operator = False
-        # (user file, line, the user module's globals): where NumPy's FP warnings of this op
-        # come from in the plain call (``None``: the op cannot warn, or no user frame)
-        self.place: tuple[str, int, dict] | None = None
+        # (user file, line, the user module's globals[, ndarray method the user called]): where
+        # NumPy's FP warnings of this op come from in the plain call (``None``: the op cannot
+        # warn, or no user frame); ``lower/places.py`` runs the op there
+        self.place: tuple | None = None
         for inp in self.all_input_nodes():
             inp.users.append(self)
 

@@ -79,6 +79,15 @@ _PYTHON = {
     "negative": operator.neg, "positive": operator.pos, "absolute": abs,
     "invert": operator.invert, "maximum": max, "minimum": min,
 }
+# ``OpDef.fp_quiet`` "f": ufuncs that never raise an FP flag on real operands of their own dtype
+# (sign changes, rounding to integers, max/min, classification)
+_FP_QUIET = {"negative", "positive", "absolute", "fabs", "conjugate", "copysign", "signbit",
+             "isnan", "isinf", "isfinite", "sign", "maximum", "minimum", "fmax", "fmin", "floor",
+             "ceil", "trunc", "rint", "logical_and", "logical_or", "logical_xor", "logical_not"}
+# ``OpDef.integer_division``: on integers they warn on a zero divisor (or raise on a negative power)
+_INTEGER_DIVISIONS = {"floor_divide", "remainder", "fmod", "power"}
+# ``OpDef.scalar_overflow``: as operators on NumPy integer scalars they warn where they wrap
+_SCALAR_OVERFLOW = {"add", "subtract", "multiply", "negative", "absolute"}
 # ufuncs whose numba scalar loops differ from NumPy for these dtype kinds (``OpDef.numpy_only``)
 _NUMPY_ONLY = {"reciprocal": "iu", "spacing": "fiub", "lcm": "iub", "nextafter": NUMPY_ONLY_ALL,
                "float_power": NUMPY_ONLY_ALL}
@@ -104,6 +113,9 @@ def _register_ufuncs() -> list[str]:
                  normalize=_ufunc_normalizer(ufunc), aliases=(ufunc,), ufunc=ufunc,
                  cheap=name in _CHEAP, comparison=name in COMPARISONS, python=_PYTHON.get(name),
                  python_int=_PYTHON_INT.get(name), numpy_only=_NUMPY_ONLY.get(name, ""),
+                 fp_quiet="f" if name in _FP_QUIET else "",
+                 integer_division=name in _INTEGER_DIVISIONS,
+                 scalar_overflow=name in _SCALAR_OVERFLOW,
                  doc=f"np.{name}, elementwise")
         names.append(name)
     return names
@@ -119,6 +131,7 @@ def _where_normalize(condition, x=None, y=None):
 
 
 register("where", np.where, kind="pointwise", scalar="({1} if {0} else {2})", cheap=True,
+         fp_quiet="fc",
          normalize=_where_normalize, aliases=(np.where,), doc="np.where(c, x, y)")
 
 
@@ -196,3 +209,90 @@ register("copy", _copy_impl, kind="pointwise", normalize=_copy_normalize, order_
 
 
 __all__ = ["UFUNC_NAMES", "BINARY_OPERATORS", "UNARY_OPERATORS", "COMPARISONS"]
+
+
+# ---------------------------------------------------------------- derivatives (autodiff/)
+def _define_pointwise_vjps() -> None:
+    from .derivatives import binary, sum_to, unary, zero_rule
+    from .registry import define_vjp
+
+    ln2, ln10 = float(np.log(2.0)), float(np.log(10.0))
+    unaries = {
+        "negative": lambda x, z: -1.0, "positive": lambda x, z: 1.0,
+        "exp": lambda x, z: z, "exp2": lambda x, z: z * ln2, "expm1": lambda x, z: z + 1.0,
+        "log": lambda x, z: 1.0 / x, "log2": lambda x, z: 1.0 / (x * ln2),
+        "log10": lambda x, z: 1.0 / (x * ln10), "log1p": lambda x, z: 1.0 / (x + 1.0),
+        "sin": lambda x, z: np.cos(x), "cos": lambda x, z: -np.sin(x),
+        "tan": lambda x, z: 1.0 + z * z, "tanh": lambda x, z: 1.0 - z * z,
+        "sinh": lambda x, z: np.cosh(x), "cosh": lambda x, z: np.sinh(x),
+        "arcsin": lambda x, z: 1.0 / np.sqrt(1.0 - x * x),
+        "arccos": lambda x, z: -1.0 / np.sqrt(1.0 - x * x),
+        "arctan": lambda x, z: 1.0 / (1.0 + x * x),
+        "arcsinh": lambda x, z: 1.0 / np.sqrt(x * x + 1.0),
+        "arccosh": lambda x, z: 1.0 / np.sqrt(x * x - 1.0),
+        "arctanh": lambda x, z: 1.0 / (1.0 - x * x),
+        "sqrt": lambda x, z: 0.5 / z, "cbrt": lambda x, z: 1.0 / (3.0 * z * z),
+        "square": lambda x, z: 2.0 * x, "absolute": lambda x, z: np.sign(x),
+        "fabs": lambda x, z: np.sign(x), "reciprocal": lambda x, z: -(z * z),
+    }
+    for name, derivative in unaries.items():
+        define_vjp(name, unary(derivative))
+    for name in ("floor", "ceil", "trunc", "rint", "sign", "round"):
+        define_vjp(name, zero_rule)
+
+    def pow_dy(g, x, y, z):
+        return g * z * np.log(np.where(x > 0, x, 1.0))
+
+    def half_ties(g, x, y, z, first):  # maximum/minimum: a tie splits the gradient (as JAX)
+        wins = (x > y) if first else (y > x)
+        return g * np.where(wins, 1.0, np.where(x == y, 0.5, 0.0))
+
+    def half_ties_min(g, x, y, z, first):
+        wins = (x < y) if first else (y < x)
+        return g * np.where(wins, 1.0, np.where(x == y, 0.5, 0.0))
+
+    binaries = {
+        "add": (lambda g, x, y, z: g, lambda g, x, y, z: g),
+        "subtract": (lambda g, x, y, z: g, lambda g, x, y, z: -g),
+        "multiply": (lambda g, x, y, z: g * y, lambda g, x, y, z: g * x),
+        "divide": (lambda g, x, y, z: g / y, lambda g, x, y, z: -g * z / y),
+        "power": (lambda g, x, y, z: g * y * np.power(x, y - 1), pow_dy),
+        "maximum": (lambda g, x, y, z: half_ties(g, x, y, z, True),
+                    lambda g, x, y, z: half_ties(g, x, y, z, False)),
+        "minimum": (lambda g, x, y, z: half_ties_min(g, x, y, z, True),
+                    lambda g, x, y, z: half_ties_min(g, x, y, z, False)),
+        "arctan2": (lambda g, x, y, z: g * y / (x * x + y * y),
+                    lambda g, x, y, z: -g * x / (x * x + y * y)),
+        "hypot": (lambda g, x, y, z: g * x / z, lambda g, x, y, z: g * y / z),
+        "logaddexp": (lambda g, x, y, z: g * np.exp(x - z), lambda g, x, y, z: g * np.exp(y - z)),
+    }
+    for name, (dx, dy) in binaries.items():
+        define_vjp(name, binary(dx, dy))
+
+    def where_vjp(ctx, g):
+        c, x, y = ctx.args
+        gx = sum_to(np.where(c, g, 0.0), x) if ctx.want(1) else None
+        gy = sum_to(np.where(c, 0.0, g), y) if ctx.want(2) else None
+        return None, gx, gy
+
+    def clip_vjp(ctx, g):
+        a, lo, hi = ctx.args
+        inside = np.ones_like(a, dtype=bool) if lo is None else a >= lo
+        if hi is not None:
+            inside = inside & (a <= hi)
+        ga = np.where(inside, g, 0.0) if ctx.want(0) else None
+        glo = sum_to(np.where(a < lo, g, 0.0), lo) if ctx.want(1) else None
+        ghi = sum_to(np.where(a > hi, g, 0.0), hi) if ctx.want(2) else None
+        return ga, glo, ghi
+
+    def astype_vjp(ctx, g):
+        x = ctx.args[0]
+        return (g.astype(x.dtype) if np.dtype(x.dtype).kind in "fc" else None), None
+
+    define_vjp("where", where_vjp)
+    define_vjp("clip", clip_vjp)
+    define_vjp("astype", astype_vjp)
+    define_vjp("copy", lambda ctx, g: (g,))
+
+
+_define_pointwise_vjps()

@@ -108,9 +108,16 @@ class OpDef:
     layout_free: bool = False  # a view op whose result is a view whatever the input's layout
     comparison: bool = False  # a comparison: bool result, operands compared in their own dtype
     no_identity: str | None = None  # a reduction without identity: its ValueError on empty input
+    fp_quiet: str = ""  # float kinds ("f", "c") on which it never sets a floating-point flag
+    integer_division: bool = False  # on integers, warns (or raises) on a zero divisor or a
+    # negative power
+    scalar_overflow: bool = False  # as an operator on NumPy integer scalars, NumPy's scalar math
+    # warns where it wraps ("overflow encountered in scalar add"); arrays wrap silently
     python_int: PythonIntPolicy | None = None  # on Python ints: is 64-bit arithmetic Python's?
     numpy_only: str = ""  # loop dtype kinds numba computes unlike NumPy: kernels leave them out
     data_dependent_shape: ArgsPredicate | None = None  # (args, kwargs) -> shape depends on values
+    may_raise: ArgsPredicate | None = None  # (args, kwargs) -> may raise (not an FP error) on
+    # run-time values (an index out of bounds): kept when unused, as the plain call raises
     returns_input: ArgsPredicate | None = None  # (args, kwargs) -> may return its input itself
     store: StoreRule | None = None  # a mutation writing one value into a view of its first arg
     tuple_output: bool = False  # returns a tuple of arrays
@@ -122,6 +129,10 @@ class OpDef:
     threaded: bool = False  # runs on its own thread pool (BLAS, LAPACK): kernels beside it stay serial
     method_kwargs: tuple = ()  # (name, value) defaults of the ndarray method that differ from the
     # function's (``a.copy()`` copies in C order, ``np.copy(a)`` keeps the layout)
+    # derivative (``autodiff/``): ``vjp(ctx, g) -> one cotangent per positional argument`` (None:
+    # no gradient flows there; a tuple argument gets a tuple), written with NumPy calls on the
+    # values in ``ctx`` (``ops/derivatives.py``), so the backward is a graph of registry ops
+    vjp: Callable[..., tuple] | None = None
 
     @property
     def pure(self) -> bool:
@@ -179,3 +190,8 @@ def register(name: str, impl: Callable[..., Any], **fields: Any) -> OpDef:
 
 def get_op(name: str) -> OpDef:
     return REGISTRY[name]
+
+
+def define_vjp(name: str, rule: Callable[..., tuple]) -> None:
+    """Declare the derivative (VJP rule) of op ``name``, beside the op in its family's module."""
+    REGISTRY[name].vjp = rule

@@ -67,8 +67,35 @@ def _masked(args: tuple, kwargs: dict) -> bool:
     return any(n.meta is not None and n.meta.dtype == np.bool_ and n.meta.ndim > 0 for n in found)
 
 
+def _index_may_raise(args: tuple, kwargs: dict) -> bool:
+    """An IndexError on some run-time values: an integer not provably inside its static
+    dimension, or an index array (slices, ``None`` and ``...`` never raise)."""
+    base, index = args
+    if isinstance(base, Node) and base.meta is None:  # a tuple the graph made (a region's results)
+        return not isinstance(index, int)
+    items = index if isinstance(index, tuple) else (index,)
+    shape = base.meta.shape if isinstance(base, Node) else getattr(base, "shape", None)
+    if shape is None:
+        return True
+    explicit = sum(1 for i in items if i is not None and i is not Ellipsis)
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim += len(shape) - explicit
+        elif isinstance(item, slice) or item is None:
+            dim += isinstance(item, slice)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool) \
+                and dim < len(shape) and isinstance(shape[dim], (int, np.integer)):
+            if not -shape[dim] <= item < shape[dim]:
+                return True
+            dim += 1
+        else:  # computed at run time, an index array or a dynamic dimension
+            return True
+    return False
+
+
 register("getitem", _getitem, kind="view", layout_free=True, aliases=(operator.getitem,),
-         subscript=True,
+         subscript=True, may_raise=_index_may_raise,
          shape_rule=_getitem_shape, data_dependent_shape=_masked,
          doc="a[index]: basic indexing is a view, integer/boolean arrays make a copy")
 def _setitem_store(args: tuple, kwargs: dict) -> Store | None:
@@ -172,8 +199,13 @@ def _take(a, indices, axis=None, mode="raise"):
     return np.take(a, indices, axis=axis, mode=mode)
 
 
+def _take_may_raise(args: tuple, kwargs: dict) -> bool:
+    return kwargs.get("mode", "raise") == "raise"  # an index out of bounds: IndexError
+
+
 register("take", _take, kind="extern", normalize=_take_normalize, aliases=(np.take,),
-         methods=("take",), doc="np.take(a, indices, axis, mode): a copy; axis None flattens")
+         methods=("take",), may_raise=_take_may_raise,
+         doc="np.take(a, indices, axis, mode): a copy; axis None flattens")
 
 
 def _take_along_axis_normalize(arr, indices, axis=-1):
@@ -186,4 +218,42 @@ def _take_along_axis(arr, indices, axis=-1):
 
 register("take_along_axis", _take_along_axis, kind="extern",
          normalize=_take_along_axis_normalize, aliases=(np.take_along_axis,),
+         may_raise=lambda args, kwargs: True,  # an index out of bounds: IndexError
          doc="np.take_along_axis(arr, indices, axis): indices usually from argsort/argmax")
+
+
+# ---------------------------------------------------------------- derivatives (autodiff/)
+def _define_shape_vjps() -> None:
+    from .registry import define_vjp
+
+    def is_array_index(item) -> bool:
+        return isinstance(item, (list, np.ndarray)) or getattr(item, "ndim", 0) > 0
+
+    def getitem_vjp(ctx, g):
+        """Basic indexing and one boolean mask: the cotangent written into zeros of the input's
+        shape; one integer array on the first axis: a scatter-add (a one-hot product, so
+        repeated indices add up)."""
+        a, index = ctx.args
+        items = index if isinstance(index, tuple) else (index,)
+        arrays = [i for i in items if is_array_index(i)]
+        if not arrays or (len(items) == 1 and np.dtype(arrays[0].dtype) == np.bool_):
+            whole = np.zeros_like(a, dtype=g.dtype)
+            whole[index] = g
+            return whole, None
+        if len(items) == 1 and np.dtype(arrays[0].dtype).kind in "iu":
+            n = a.shape[0]
+            flat = np.reshape(items[0], (-1,)) % n
+            onehot = (flat[:, None] == np.arange(n)[None, :]).astype(g.dtype)
+            rows = np.reshape(g, (flat.shape[0], -1))
+            return np.reshape(np.matmul(np.transpose(onehot), rows), a.shape), None
+        raise NotImplementedError("the gradient of this advanced index is not implemented "
+                                  "(supported: basic indexing, one boolean mask, one integer "
+                                  "array on the first axis); index in steps: x[rows][:, cols]")
+
+    define_vjp("getitem", getitem_vjp)
+    define_vjp("reshape", lambda ctx, g: (np.reshape(g, ctx.args[0].shape), None))
+    define_vjp("transpose", lambda ctx, g: (np.transpose(g, tuple(np.argsort(ctx.args[1]))),
+                                            None))
+
+
+_define_shape_vjps()

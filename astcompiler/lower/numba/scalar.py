@@ -240,16 +240,124 @@ def power_{dt}(a, b):
         e = e >> 1
     return {T}(result)
 ''',
+    # NumPy's scalar math on integer scalars (``OpDef.scalar_overflow``): it wraps like the
+    # array loops, and raises the overflow flag ("overflow encountered in scalar multiply")
+    "scalar_add_int": '''
+def scalar_add_{dt}(a, b):
+    """NumPy's ``a + b`` of {dt} scalars: wraps, raising the overflow flag."""
+    r = {T}(np.add({U}(a), {U}(b)))
+    if ((a ^ r) & (b ^ r)) < 0:
+        fp_overflow()
+    return r
+''',
+    "scalar_add_uint": '''
+def scalar_add_{dt}(a, b):
+    """NumPy's ``a + b`` of {dt} scalars: wraps, raising the overflow flag."""
+    r = {T}(np.add(a, b))
+    if r < a:
+        fp_overflow()
+    return r
+''',
+    "scalar_subtract_int": '''
+def scalar_subtract_{dt}(a, b):
+    """NumPy's ``a - b`` of {dt} scalars: wraps, raising the overflow flag."""
+    r = {T}(np.subtract({U}(a), {U}(b)))
+    if ((a ^ b) & (a ^ r)) < 0:
+        fp_overflow()
+    return r
+''',
+    "scalar_subtract_uint": '''
+def scalar_subtract_{dt}(a, b):
+    """NumPy's ``a - b`` of {dt} scalars: wraps, raising the overflow flag."""
+    r = {T}(np.subtract(a, b))
+    if b > a:
+        fp_overflow()
+    return r
+''',
+    "scalar_multiply_int": '''
+def scalar_multiply_{dt}(a, b):
+    """NumPy's ``a * b`` of {dt} scalars: wraps, raising the overflow flag."""
+    r = {T}(np.multiply({U}(a), {U}(b)))
+    if a == -1:
+        if b == {MIN}:
+            fp_overflow()
+    elif a != 0 and r // a != b:
+        fp_overflow()
+    return r
+''',
+    "scalar_multiply_uint": '''
+def scalar_multiply_{dt}(a, b):
+    """NumPy's ``a * b`` of {dt} scalars: wraps, raising the overflow flag."""
+    r = {T}(np.multiply(a, b))
+    if a != 0 and r // a != b:
+        fp_overflow()
+    return r
+''',
+    "scalar_multiply_narrow_int": '''
+def scalar_multiply_{dt}(a, b):
+    """NumPy's ``a * b`` of {dt} scalars: wraps, raising the overflow flag (exact in 64 bits)."""
+    wide = np.int64(a) * np.int64(b)
+    if wide < {MIN} or wide > {MAX}:
+        fp_overflow()
+    return {T}(np.multiply({U}(a), {U}(b)))
+''',
+    "scalar_multiply_narrow_uint": '''
+def scalar_multiply_{dt}(a, b):
+    """NumPy's ``a * b`` of {dt} scalars: wraps, raising the overflow flag (exact in 64 bits)."""
+    if np.uint64(a) * np.uint64(b) > np.uint64({MAX}):
+        fp_overflow()
+    return {T}(np.multiply(a, b))
+''',
+    "scalar_negative_int": '''
+def scalar_negative_{dt}(a):
+    """NumPy's ``-a`` of a {dt} scalar: ``-MIN`` wraps, raising the overflow flag."""
+    if a == {MIN}:
+        fp_overflow()
+    return {T}(np.negative({U}(a)))
+''',
+    "scalar_negative_uint": '''
+def scalar_negative_{dt}(a):
+    """NumPy's ``-a`` of a {dt} scalar: wraps, raising the overflow flag unless ``a`` is 0."""
+    if a != 0:
+        fp_overflow()
+    return {T}(np.negative(a))
+''',
+    "scalar_absolute_int": '''
+def scalar_absolute_{dt}(a):
+    """NumPy's ``abs(a)`` of a {dt} scalar: ``abs(MIN)`` wraps, raising the overflow flag."""
+    if a == {MIN}:
+        fp_overflow()
+    return a if a >= 0 else {T}(np.negative({U}(a)))
+''',
 }
 # unsigned operands: fmod and remainder agree (both signs are +)
 _HELPERS["fmod_uint"] = _HELPERS["remainder_uint"].replace("def remainder_", "def fmod_")
+# a gather's index (``oprules_arrays.GatherRule``): the check inlined beside the load, the
+# raise out of line (``bounds.py``: an inlined check costs a gather little, an out-of-line one
+# with its message much more)
+_HELPERS["gather"] = '''
+def _ac_gather_fail(i, n):
+    raise IndexError("index " + str(i) + " is out of bounds for axis 0 with size " + str(n))
+
+
+@numba.njit(inline="always")
+def _ac_gather(i, n):
+    """NumPy's index into an axis of ``n``: a negative one counts from the end."""
+    j = i + n * (i < 0)
+    if j < 0 or j >= n:
+        _ac_gather_fail(i, n)
+    return j
+'''
 
 # helper key (``_HELPERS``) -> the stem of the function it defines, per dtype
 HELPER_STEMS = {"floordiv_int": "floordiv", "floordiv_uint": "floordiv",
                 "floordiv_float": "floordiv", "remainder_int": "remainder",
                 "remainder_uint": "remainder", "fmod_int": "fmod", "fmod_uint": "fmod",
                 "rshift_int": "rshift", "rshift_uint": "rshift", "power_int": "power",
-                "lshift": "lshift", "remainder_float": "remainder"}
+                "lshift": "lshift", "remainder_float": "remainder",
+                # NumPy's scalar math: ``scalar_<op>_<kind>`` defines ``scalar_<op>_<dtype>``
+                **{key: "scalar_" + key.split("_")[1] for key in _HELPERS
+                   if key.startswith("scalar_")}}
 
 
 def helper_source(key: str) -> str:
@@ -264,16 +372,18 @@ def helper_source(key: str) -> str:
     if dt:
         dtype = np.dtype(dt)
         low = int(np.iinfo(dtype).min) if dtype.kind in "iu" else 0
+        high = int(np.iinfo(dtype).max) if dtype.kind in "iu" else 0
         text = text.format(dt=dtype.name, T=type_name(dtype), U=type_name(unsigned(dtype)),
-                           BITS=dtype.itemsize * 8, MIN=low)
+                           BITS=dtype.itemsize * 8, MIN=low, MAX=high)
     return text.strip("\n") + "\n"
 
 
 def raises_flags(key: str) -> bool:
-    """Whether helper ``key`` raises floating-point flags itself (NumPy's integer division)."""
+    """Whether helper ``key`` raises floating-point flags itself (NumPy's integer division,
+    NumPy's integer scalar math)."""
     name = key.partition(":")[0]
     return (name not in complex_ops.HELPERS and name != vecmath.PREFIX
-            and "fp_divide_by_zero()" in _HELPERS[name])
+            and ("fp_divide_by_zero()" in _HELPERS[name] or "fp_overflow()" in _HELPERS[name]))
 
 
 def helper_imports(keys: list[str]) -> list[str]:
@@ -406,6 +516,9 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type],
         return None
     if int in ins and REGISTRY[node.target].comparison:
         return _compare_python_int(node, in_dts, out_dt)
+    checked = _scalar_math(node, in_dts, out_dt)
+    if checked is not None:
+        return checked
     override = ufunc_rule(in_dts, out_dt, node) if ufunc_rule is not None else None
     if override is False:
         return None
@@ -419,6 +532,59 @@ def _lower_ufunc(node: Node, ufunc: np.ufunc, weak: dict[Node, type],
     template = REGISTRY[node.target].scalar or f"np.{name}(" + ", ".join(
         f"{{{i}}}" for i in range(ufunc.nin)) + ")"
     return ScalarRule(in_dts, template, out_dt)
+
+
+def _numpy_scalar(value: Any) -> bool:
+    """A NumPy scalar (not a 0-d array) or a Python number: an operand of NumPy's scalar math."""
+    if isinstance(value, Node):
+        return value.meta is not None and value.meta.scalar
+    return isinstance(value, (bool, int, float, np.generic))
+
+
+def _scalar_math(node: Node, in_dts: tuple, out_dt: np.dtype) -> ScalarRule | None:
+    """A Python operator on NumPy integer scalars (``np.int64(2**62) * 4``) is NumPy's scalar
+    math, which raises the overflow flag where it wraps (``OpDef.scalar_overflow``; arrays wrap
+    silently): a helper that raises it too, so the wrapper warns (or raises) as NumPy does."""
+    meta = node.meta
+    if not (node.operator and REGISTRY[node.target].scalar_overflow and meta.scalar
+            and meta.pytype is None and out_dt.kind in "iu" and set(in_dts) == {out_dt}
+            and all(_numpy_scalar(a) for a in node.args)):
+        return None
+    kind = "int" if out_dt.kind == "i" else "uint"
+    name = f"scalar_{node.target}_{kind}"
+    narrow = f"scalar_{node.target}_narrow_{kind}"  # exact in 64 bits: a simpler test
+    if out_dt.itemsize < 8 and narrow in _HELPERS:
+        name = narrow
+    if name not in _HELPERS:
+        return None  # (``abs`` of an unsigned scalar cannot overflow)
+    key = f"{name}:{out_dt.name}"
+    call = f"{helper_call(key)}(" + ", ".join(f"{{{i}}}" for i in range(len(in_dts))) + ")"
+    return ScalarRule(in_dts, call, out_dt, (key,))
+
+
+def scalar_math_loop(node: Node, operands: list[str]) -> tuple[str, str] | None:
+    """Loop code (structured functions) of a Python operator on NumPy integer scalars
+    (``_scalar_math``): (the helper call on ``operands``, the helper's module source, which
+    imports the flag it raises), or None when it is not NumPy's scalar math."""
+    op = REGISTRY.ops.get(node.target)
+    if op is None or op.ufunc is None or node.meta is None or not kernel_dtype(node.meta.dtype):
+        return None
+    weak: dict[Node, type] = {a: int for a in node.args
+                              if isinstance(a, Node) and a.meta is not None and a.meta.pytype is int}
+    ins = tuple(operand_dtype(a, weak) for a in node.args)
+    if len(ins) != op.ufunc.nin or any(t is None for t in ins):
+        return None
+    try:
+        loop = op.ufunc.resolve_dtypes(ins + (None,))
+    except (TypeError, ValueError):
+        return None
+    rule = _scalar_math(node, tuple(loop[:-1]), loop[-1])
+    if rule is None:
+        return None
+    key = rule.helpers[0]
+    source = ("\nfrom astcompiler.lower.numba.runtime import fp_overflow\n\n\n"
+              f"@numba.njit(cache=True, error_model=\"numpy\")\n{helper_source(key)}")
+    return rule.template.format(*operands), source
 
 
 def _vector_math_pays(node: Node) -> bool:
