@@ -1,6 +1,6 @@
 # astcompiler: set-up, tests, demo and benchmarks.
 #
-#   make demo    create .venv if missing, install the package (editable, with tests), run the quickstart
+#   make demo    create .venv if missing, install the package (editable, with tests and dask), run the quickstart
 #   make test    same set-up, then run the test suite in JOBS=2 parallel pytest processes (extra pytest
 #                arguments, one process: make test ARGS='-k cli'), then the CUDA tests in their own process under numba's simulator (make test-cuda)
 #   make test-cuda  only the CUDA tests (tests/cuda), NUMBA_ENABLE_CUDASIM=1 unless CUDA_SIM=0
@@ -36,13 +36,13 @@ help:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Editable install with the test extra; redone when pyproject.toml is newer than the stamp.
+# Editable install with the test and dask extras; redone when pyproject.toml is newer than the stamp.
 $(TEST_STAMP): pyproject.toml | $(PY)
-	$(PIP) install -e '.[test]'
+	$(PIP) install -e '.[test,dask]'
 	@touch $@
 
 $(BENCH_STAMP): pyproject.toml $(TEST_STAMP) | $(PY)
-	$(PIP) install -e '.[test,bench]'
+	$(PIP) install -e '.[test,dask,bench]'
 	@touch $@
 
 install: $(TEST_STAMP)
