@@ -24,7 +24,7 @@ from ...config import config
 from ...graph import Node
 from .plan import KernelPlan, ReductionRule
 
-__all__ = ["FlatTwin", "flat_twin", "dispatch_lines"]
+__all__ = ["FlatTwin", "flat_twin", "dispatch_lines", "exact_sum_test"]
 
 FLAT = "m"  # the collapsed extent when some reduced extent is dynamic (read at run time)
 
@@ -119,8 +119,9 @@ def dispatch_lines(twin: FlatTwin, ndim: int, arrays: list[tuple[str, tuple]], c
     def step(name: str, d: int, relation: str) -> str:
         return f"{name}.strides[{d}] {relation} {name}.shape[{d + 1}] * {name}.strides[{d + 1}]"
 
-    def chained(name: str) -> str:
-        return " and ".join(step(name, d, "==") for d in range(outer, ndim - 1))
+    def chained(name: str) -> str:  # (a negative run: NumPy flips it and adds memory order)
+        return " and ".join([step(name, d, "==") for d in range(outer, ndim - 1)]
+                            + [f"{name}.strides[{ndim - 1}] > 0"])
 
     def ordered(name: str) -> str:
         return " and ".join([step(name, d, ">=") for d in range(ndim - 1)]
@@ -148,3 +149,69 @@ def dispatch_lines(twin: FlatTwin, ndim: int, arrays: list[tuple[str, tuple]], c
         if not returns:
             write("return")
         close()
+
+
+def _sums_in(kernel: KernelPlan) -> bool:
+    """Does ``kernel`` add floats (sum, mean, var, std: a ``+`` merge into a float result)?"""
+    return any(isinstance(r, ReductionRule) and r.merge == "{a} + {b}"
+               and np.dtype(r.result_dtype).kind in "fc" for r in kernel.rules.values())
+
+
+def _numpy_twin_possible(kernel: KernelPlan, inputs: list[Node]) -> bool:
+    """Whether the kernel's nodes can run with NumPy on ``inputs`` (``numpy_twins.numpy_outputs``:
+    every value a node reads is an input or a member)."""
+    known = set(inputs) | set(kernel.nodes)
+    return kernel.masked is None and all(
+        value in known for node in kernel.nodes for value in node.all_input_nodes())
+
+
+def exact_sum_test(kernel: KernelPlan, inputs: list[Node], name: Callable[[Node], str]
+                   ) -> str | None:
+    """A run-time test (source) that the kernel's float sums add in NumPy's order on the
+    operands' layouts, or None where no test is needed (no float sum, sums off, no NumPy twin).
+    Where it fails the wrapper runs the kernel's nodes with NumPy (a local step: NumPy's bits).
+
+    The kernel's order is NumPy's when (``tests/lower/test_sum_layouts.py``): a row sum (the
+    last axis) reads operands whose last axis is innermost and positive and whose strides
+    are C-ordered (NumPy then adds each row pairwise, a computed row from its C temporary); a
+    column sum (one other axis) reads C-ordered operands whose last axis is longer than 1
+    (NumPy adds row after row); a sum over several trailing axes meets one of its flattened
+    twin's cases (``dispatch_lines``). Anything else (F-ordered, transposed, reversed, mixed,
+    views whose axes do not chain: NumPy's buffered chunks) takes NumPy."""
+    if not config.pairwise_sums or not _sums_in(kernel) or kernel.store_into is not None \
+            or not _numpy_twin_possible(kernel, inputs):
+        return None
+    ndim = len(kernel.shape)
+    wide = [name(n) for n in inputs if n.meta is not None and not n.meta.scalar
+            and len(n.meta.shape) == ndim and ndim > 0]
+    if not wide:
+        return None
+
+    def step(x: str, d: int, relation: str) -> str:
+        return f"{x}.strides[{d}] {relation} {x}.shape[{d + 1}] * {x}.strides[{d + 1}]"
+
+    def ordered(x: str) -> str:
+        return " and ".join([step(x, d, ">=") for d in range(ndim - 1)]
+                            + [f"{x}.strides[{ndim - 1}] > 0"])
+
+    def every(test: Callable[[str], str]) -> str:
+        return "(" + " and ".join(f"({test(x)})" for x in wide) + ")"
+
+    if kernel.style == "rows" and kernel.outer == ndim - 1:
+        return every(ordered)
+    if kernel.style == "columns" and len(kernel.reduce_axes) == 1:
+        return every(lambda x: f"{ordered(x)} and {x}.shape[{ndim - 1}] > 1")
+    twin = flat_twin(kernel)
+    if kernel.style != "rows" or twin is None:
+        return "False"  # nested loops: never NumPy's order
+    outer = kernel.outer
+    wide_buffers = any(len(n.meta.shape) == ndim for n in kernel.outputs
+                       if n.meta is not None and n not in inputs)
+    cases = [every(lambda x: f"{x}.flags.c_contiguous")]
+    if twin.fortran and not wide_buffers:  # (fresh buffers are C: the twin's F case fails)
+        cases.append(every(lambda x: f"{x}.flags.f_contiguous"))
+    cases.append(every(lambda x: " and ".join([step(x, d, "==") for d in range(outer, ndim - 1)]
+                                              + [f"{x}.strides[{ndim - 1}] > 0"])))
+    if twin.computed:
+        cases.append(every(ordered))
+    return " or ".join(cases)
