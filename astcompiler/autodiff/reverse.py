@@ -45,9 +45,12 @@ class ForwardFacts:
 
 @dataclass(frozen=True)
 class BackwardResult:
-    """Cotangents of the differentiated inputs (None: no path from the output to it)."""
+    """Cotangents of the differentiated inputs (None: no path from the output to it), and of
+    the ``observe``d nodes (module call boundaries: ``autodiff/module_hooks.py``)."""
 
     grads: tuple
+    observed: dict = field(default_factory=dict)  # observed node -> its cotangent (or None)
+    needs: frozenset = frozenset()  # the nodes that carry gradient
 
 
 class StaleValue:
@@ -209,16 +212,18 @@ Replay = Callable[[Node, tuple], tuple[list[Node], list[Any], ValueOf]]
 
 def backward(nodes: list[Node], outputs: list[tuple[Node, Any]], wrt: list[Node],
              value_of: ValueOf, tag: Tagger | None = None,
-             replay: Replay | None = None) -> BackwardResult:
+             replay: Replay | None = None, observe: frozenset = frozenset()) -> BackwardResult:
     """Cotangents of ``wrt`` for the computation ``nodes`` (forward order) whose results
     ``outputs`` have the given cotangents (seeds); backward nodes are emitted through the
-    values ``value_of`` gives (traced arrays), each rule inside ``tag(forward node)``."""
+    values ``value_of`` gives (traced arrays), each rule inside ``tag(forward node)``. The
+    total cotangent of each node in ``observe`` is reported too."""
     tag = tag or (lambda node: contextlib.nullcontext())
     facts = analyze(nodes, wrt)
     ct: dict[Node, Any] = {}
     for output, seed in outputs:
         _accumulate(ct, facts.current.get(output, output), seed, facts.needs)
     regions: dict[Node, dict[int, Any]] = {}  # nonstrict region -> cotangents of its results
+    observed: dict[Node, Any] = {}
     for node in reversed(nodes):
         if node.op == "region" and node in facts.needs:
             _region_vjp(node, facts, value_of, regions.pop(node, {}), ct, tag, replay)
@@ -226,6 +231,8 @@ def backward(nodes: list[Node], outputs: list[tuple[Node, Any]], wrt: list[Node]
         if node.op != "call" or node not in facts.needs:
             continue
         g = ct.pop(node, None)
+        if node in observe:
+            observed[node] = g
         if g is None:
             continue
         if node.target == "getitem" and isinstance(node.args[0], Node) \
@@ -255,7 +262,10 @@ def backward(nodes: list[Node], outputs: list[tuple[Node, Any]], wrt: list[Node]
             raise _not_differentiable(node, f"{node.target}: {error}") from None
         for arg, gi in zip(args, cotangents):
             _accumulate(ct, arg, gi, facts.needs)
-    return BackwardResult(tuple(ct.get(w) for w in wrt))
+    for node in observe:
+        if node not in observed:  # an input (never popped) or a node that carries no gradient
+            observed[node] = ct.get(facts.current.get(node, node))
+    return BackwardResult(tuple(ct.get(w) for w in wrt), observed, frozenset(facts.needs))
 
 
 __all__ = ["BACKWARD", "BackwardResult", "ForwardFacts", "StaleValue", "analyze", "backward",

@@ -22,6 +22,8 @@ from ..capture.runtime.calls import dispatch_call
 from ..exc import Unsupported
 from ..graph import Node
 from ..pytree import DEFAULT as pytrees
+from ..nn.hooks import observe_backward_calls
+from .module_hooks import Recording, emit_hook_calls, observed_nodes, refuse_hooked_call
 from .reverse import BACKWARD, backward, user_error
 
 MODES = ("grad", "value_and_grad", "vjp")
@@ -83,11 +85,16 @@ class GradSpec:
         args, wrts = _distinct_arguments(runtime, args, self.nums)
         before = {id(n) for n in graph.nodes}
         saved, tracer.proxy_log = getattr(tracer, "proxy_log", None), {}
+        saved_calls, tracer.module_calls = getattr(tracer, "module_calls", None), Recording(graph)
+        observer = observe_backward_calls(refuse_hooked_call)  # a hooked call not inlined
         try:
             result = dispatch_call(runtime, self.fn, args, kwargs)
             log = tracer.proxy_log
+            recording = tracer.module_calls
         finally:
+            observe_backward_calls(observer)
             tracer.proxy_log = saved
+            tracer.module_calls = saved_calls
         if saved is not None:
             saved.update(log)
         value, aux = _split_aux(result, self.has_aux)
@@ -108,11 +115,13 @@ class GradSpec:
         value_of = _value_lookup(tracer, known)
         outputs = [(leaf.node, seed) for leaf, seed in zip(out_leaves, seeds)
                    if isinstance(leaf, ArrayProxy) and seed is not None]
+        tag = lambda node: _tagging(graph, node)  # noqa: E731
+        replay = lambda region, values: _replay(tracer, region, values, value_of)  # noqa: E731
         with _tagging(graph, None):  # the seeds and the finishing casts: the grad call's line
-            grads = backward(nodes, outputs, [p.node for p in wrt_proxies], value_of,
-                             lambda node: _tagging(graph, node),
-                             lambda region, values: _replay(tracer, region, values,
-                                                            value_of)).grads
+            done = backward(nodes, outputs, [p.node for p in wrt_proxies], value_of, tag, replay,
+                            observe=observed_nodes(recording))
+            emit_hook_calls(tracer, recording, done, value_of, tag, replay)
+        grads = done.grads
         grads_by_node = dict(zip([id(p) for p in wrt_proxies], grads))
         with _tagging(graph, None):
             trees = tuple(_finish(w, grads_by_node) for w in wrts)

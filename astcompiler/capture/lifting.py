@@ -430,7 +430,9 @@ def _module_registry(obj: Any, name: str) -> str | None:
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with_kwargs",
                "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                "_global_forward_pre_hooks", "_global_forward_hooks",
-               "_global_forward_hooks_with_kwargs", "_global_forward_hooks_always_called")
+               "_global_forward_hooks_with_kwargs", "_global_forward_hooks_always_called",
+               "_backward_hooks", "_backward_pre_hooks", "_global_backward_hooks",
+               "_global_backward_pre_hooks")
 
 
 def _is_hook_dict(source: Source) -> bool:

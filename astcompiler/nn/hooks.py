@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from typing import Any, Callable, Iterable
 
-__all__ = ["RemovableHandle"]
+__all__ = ["RemovableHandle", "backward_call_end", "backward_call_start",
+           "observe_backward_calls"]
 
 _next_id = itertools.count()  # one id space for every hook, module-level and global
 
@@ -47,3 +49,32 @@ class RemovableHandle:
 
     def __repr__(self) -> str:
         return f"<RemovableHandle id={self.id}>"
+
+
+_OBSERVER = threading.local()  # per thread: what a plain-Python backward_call_start reports to
+
+
+def observe_backward_calls(observer: Callable[[Any, tuple], None] | None
+                           ) -> Callable[[Any, tuple], None] | None:
+    """Have ``backward_call_start`` run as plain Python call ``observer(module, args)`` (in this
+    thread); returns the previous observer. ``ac.grad`` uses it while it captures a function:
+    a hooked module called outside the inlined code cannot get its gradients."""
+    previous = getattr(_OBSERVER, "fn", None)
+    _OBSERVER.fn = observer
+    return previous
+
+
+def backward_call_start(module: Any, args: tuple) -> Any:
+    """Where a module with backward hooks starts its call (``Module._call_impl``). Plain Python:
+    nothing (no backward pass runs). Inside an ``ac.grad`` capture (``autodiff/module_hooks.py``)
+    it records the call's inputs; the token goes to ``backward_call_end``."""
+    observer = getattr(_OBSERVER, "fn", None)
+    if observer is not None:
+        observer(module, args)
+    return None
+
+
+def backward_call_end(token: Any, result: Any) -> None:
+    """Where that call ends: under ``ac.grad`` its outputs are recorded, so the joint graph can
+    hand the module's hooks the cotangents of its outputs and inputs after the backward pass."""
+    return None

@@ -10,7 +10,7 @@ hooks come first on both sides). The common path is plain Python without ``try``
 can inline it; only when an ``always_call`` forward hook exists does the call go through
 ``_call_with_always_called_hooks``, which runs those hooks even when forward raises.
 
-``hooks_version()`` is one integer that changes whenever any forward hook or forward pre-hook,
+``hooks_version()`` is one integer that changes whenever any forward or backward (pre-)hook,
 module-level or global, is registered or removed through the API: compiled code can guard on it
 instead of on every hook dict. (Editing the hook dicts by hand does not change it.)
 """
@@ -27,11 +27,12 @@ import numpy as np
 
 from .._utils import add_indent, typename
 from ..compile_support import run_compiled_module
-from ..hooks import RemovableHandle
+from ..hooks import RemovableHandle, backward_call_end, backward_call_start
 from ..parameter import Parameter
 
 __all__ = ["Module", "ModuleRegistry", "hooks_version", "register_module_forward_hook",
-           "register_module_forward_pre_hook", "state_version"]
+           "register_module_forward_pre_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook", "state_version"]
 
 T = TypeVar("T", bound="Module")
 Hook = Callable[..., Any]
@@ -44,6 +45,8 @@ _global_forward_pre_hooks: "OrderedDict[int, Hook]" = OrderedDict()
 _global_forward_hooks: "OrderedDict[int, Hook]" = OrderedDict()
 _global_forward_hooks_with_kwargs: "OrderedDict[int, bool]" = OrderedDict()
 _global_forward_hooks_always_called: "OrderedDict[int, bool]" = OrderedDict()
+_global_backward_pre_hooks: "OrderedDict[int, Hook]" = OrderedDict()
+_global_backward_hooks: "OrderedDict[int, Hook]" = OrderedDict()
 
 _hooks_version = 0
 _hooks_version_lock = threading.Lock()
@@ -166,6 +169,24 @@ def register_module_forward_hook(hook: Hook, *, with_kwargs: bool = False,
     return handle
 
 
+def register_module_full_backward_pre_hook(hook: Hook) -> RemovableHandle:
+    """A backward pre-hook for every module, run before the module's own: ``hook(module,
+    grad_output) -> None`` (under ``ac.grad``; see docs/gradients.md)."""
+    handle = RemovableHandle(_global_backward_pre_hooks, on_remove=_bump_hooks_version)
+    _global_backward_pre_hooks[handle.id] = hook
+    _bump_hooks_version()
+    return handle
+
+
+def register_module_full_backward_hook(hook: Hook) -> RemovableHandle:
+    """A backward hook for every module, run before the module's own: ``hook(module,
+    grad_input, grad_output) -> None`` (under ``ac.grad``; see docs/gradients.md)."""
+    handle = RemovableHandle(_global_backward_hooks, on_remove=_bump_hooks_version)
+    _global_backward_hooks[handle.id] = hook
+    _bump_hooks_version()
+    return handle
+
+
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
@@ -247,7 +268,8 @@ class Module:
         init(self, "_modules", ModuleRegistry())
         for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-                     "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                     "_backward_pre_hooks", "_backward_hooks", "_state_dict_pre_hooks",
+                     "_state_dict_hooks", "_load_state_dict_pre_hooks",
                      "_load_state_dict_post_hooks"):
             init(self, name, OrderedDict())
         init(self, "_compile_kwargs", None)
@@ -260,17 +282,25 @@ class Module:
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        """Hooks and forward, in torch's order. Plain Python, no ``try``: a compiler inlines it."""
-        if not (self._forward_pre_hooks or self._forward_hooks
-                or _global_forward_pre_hooks or _global_forward_hooks):
+        """Hooks and forward, in torch's order. Plain Python, no ``try``: a compiler inlines it.
+        With backward hooks, the call's inputs (after the forward pre-hooks) and outputs (after
+        the forward hooks) are recorded for ``ac.grad`` (``autodiff/module_hooks.py``)."""
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _global_forward_pre_hooks or _global_forward_hooks
+                or _global_backward_hooks or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
+        backward_hooked = (self._backward_hooks or self._backward_pre_hooks
+                           or _global_backward_hooks or _global_backward_pre_hooks)
         if self._forward_hooks_always_called or _global_forward_hooks_always_called:
             return _call_with_always_called_hooks(self, args, kwargs)
         for hook_id, hook in self._forward_pre_hooks_in_order():
             args, kwargs = self._apply_forward_pre_hook(hook_id, hook, args, kwargs)
+        token = backward_call_start(self, args) if backward_hooked else None
         result = self.forward(*args, **kwargs)
         for hook_id, hook in self._forward_hooks_in_order():
             result = self._apply_forward_hook(hook_id, hook, args, kwargs, result)
+        if backward_hooked:
+            backward_call_end(token, result)
         return result
 
     def _forward_pre_hooks_in_order(self) -> tuple:
@@ -580,6 +610,26 @@ class Module:
             self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
+        _bump_hooks_version()
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Hook, *,
+                                        prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output) -> None``: the cotangents of this module's outputs, under
+        ``ac.grad``, after the backward pass (docs/gradients.md)."""
+        return self._add_backward_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Hook, *, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output) -> None``: the cotangents of this module's
+        inputs and outputs, under ``ac.grad``, after the backward pass (docs/gradients.md)."""
+        return self._add_backward_hook(self._backward_hooks, hook, prepend)
+
+    def _add_backward_hook(self, hooks: "OrderedDict[int, Hook]", hook: Hook,
+                           prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(hooks, on_remove=_bump_hooks_version)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
         _bump_hooks_version()
         return handle
 
