@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+import numpy as np
+
 from ...graph import Node
 from ...ops import REGISTRY
 from . import oprules_arrays as arrays
@@ -43,8 +45,11 @@ from .oprules_python import PythonRule
 from .oprules_reductions import reduction
 from .region_ops import PY_COMPLEX
 from .scalar import ScalarRule, UfuncRule, lower_pointwise
+from .vecmath import VecFunction
 
-__all__ = ["NumbaRule", "TABLE", "numba_rule", "element_rule", "loop_source", "value_range",
+__all__ = ["NumbaRule", "TABLE", "numba_rule", "zero_rerun", "element_rule", "gather_rule",
+           "loop_source",
+           "value_range",
            "NotLowerable",
            "NOT_MINE", "LoopEmitter", "region_result", "reads_index", "stores_index"]
 
@@ -64,10 +69,15 @@ class NumbaRule:
     complex: ComplexRule | None = None  # complex values in fused kernels, NumPy's bits
     ufunc: UfuncRule | None = None  # where numba's scalar ufunc differs from NumPy's (kernels)
     keeps_libm: Callable[[Node], bool] | None = None  # True: no vector math for this node
+    vecmath: VecFunction | None = None  # its vectorizable function (``vecmath/``) in kernels
     value_range: RangeRule | None = None  # an integer result's range, for index-bound proofs
     scan: str | None = None  # a sequential scan's combine operator (``scans.py``: NumPy's bits)
     product_ndim: int | None = None  # a matrix product: the most dims of its operands (CUDA)
     flags_only: bool = False  # a NumPy step that warns only through FP flags (a BLAS call, a sum)
+    gather: Callable[[Node], "ScalarRule | None"] | None = None  # read at index arrays in kernels
+    # a float max/min reduction: a zero result reruns the call with NumPy, whose sign of zero
+    # follows its CPU's SIMD lane order (``runtime.zero_watch``; docs/performance.md)
+    zero_rerun: bool = False
 
 
 # -- Python numbers --------------------------------------------------------------------------------
@@ -147,7 +157,7 @@ _POINTWISE: dict[str, NumbaRule] = {
 # -- arrays: indexing, stores, creation, views, manipulation ---------------------------------------
 
 _ARRAYS: dict[str, NumbaRule] = {
-    "getitem": NumbaRule(loop=arrays.getitem_loop),
+    "getitem": NumbaRule(loop=arrays.getitem_loop, gather=arrays.gather_rule),
     "setitem": NumbaRule(loop=arrays.setitem_loop),
     "copy_": NumbaRule(loop=arrays.copy_into_loop),
     "dim_size": NumbaRule(loop=arrays.dim_size_loop, value_range=arrays.dim_size_range),
@@ -197,8 +207,8 @@ _REDUCTIONS: dict[str, NumbaRule] = {
     "sum": NumbaRule(loop=reduction("np.sum", complex_ok=True)),
     "prod": NumbaRule(loop=reduction("np.prod", complex_ok=True)),
     "mean": NumbaRule(loop=reduction("np.mean", complex_ok=True, inexact_only=True)),
-    "max": NumbaRule(loop=reduction("np.max")),
-    "min": NumbaRule(loop=reduction("np.min")),
+    "max": NumbaRule(loop=reduction("np.max"), zero_rerun=True),
+    "min": NumbaRule(loop=reduction("np.min"), zero_rerun=True),
     "any": NumbaRule(loop=reduction("np.any")),
     "all": NumbaRule(loop=reduction("np.all")),
     "argmax": NumbaRule(loop=reduction("np.argmax")),
@@ -272,6 +282,7 @@ TABLE: dict[str, NumbaRule] = _with(_with(
     {**_ufuncs(), **_PYTHON_OPS, **_POINTWISE, **_ARRAYS, **_LINALG, **_REDUCTIONS},
     _UFUNC_RULES), {name: {"complex": rule} for name, rule in _COMPLEX.items()})
 TABLE = _with(TABLE, {name: {"flags_only": True} for name in _FLAGS_ONLY})
+TABLE = _with(TABLE, {name: {"vecmath": function} for name, function in pointwise.VECMATH.items()})
 _NONE = NumbaRule()
 
 
@@ -283,10 +294,23 @@ def numba_rule(name: str) -> NumbaRule:
 # -- what the generic emitters ask -----------------------------------------------------------------
 
 
+def zero_rerun(node: Node) -> bool:
+    """A float max/min reduction node, whose zero result a kernel reports (``zero_rerun``)."""
+    return node.op == "call" and isinstance(node.target, str) and numba_rule(
+        node.target).zero_rerun and node.meta is not None and np.dtype(node.meta.dtype).kind == "f"
+
+
 def element_rule(node: Node, weak: dict[Node, type]) -> ScalarRule | None:
     """One element of a pointwise node in a fused kernel, or None: NumPy computes it."""
     entry = numba_rule(node.target)
     return lower_pointwise(node, weak, entry.element, entry.complex, entry.ufunc, entry.keeps_libm)
+
+
+def gather_rule(node: Node) -> ScalarRule | None:
+    """A gather (``x[idx]``, an index array) read element by element in a fused kernel
+    (``oprules_arrays.GatherRule``), or None: NumPy gathers."""
+    rule = numba_rule(node.target).gather
+    return rule(node) if rule is not None else None
 
 
 def value_range(ranges: Any, node: Node) -> tuple[Any, Any] | None:

@@ -296,6 +296,23 @@ def fp_raised_under(token: Any) -> bool:
     return False
 
 
+def twin_warned(twin: Any, inputs: tuple, token: Any = None) -> tuple[Any, bool]:
+    """A kernel's NumPy twin (``numpy_kernel``) run with nothing reported yet: ``(results,
+    True)`` when it would warn, raise or call the errstate handler, or raised (the wrapper then
+    reruns the whole call with NumPy, which warns in the plain call's order: the kernel's
+    nodes may sit on both sides of a NumPy step that warns), else ``(results, False)``.
+    ``token``: ``fp_defer``'s, whose caller's modes count."""
+    caller = np.geterr() if token is None else _modes_of(token.old_value)
+    modes = {c: "ignore" if m == "ignore" else "raise" for c, m in caller.items()}
+    try:
+        with warnings.catch_warnings(record=True) as seen, np.errstate(**modes):
+            warnings.simplefilter("always")
+            results = twin(*inputs)
+    except Exception:  # noqa: BLE001 - the rerun raises it again, in the plain call's order
+        return None, True
+    return results, bool(seen)
+
+
 _WORDS = {"invalid": "invalid value", "divide": "divide by zero", "over": "overflow",
           "under": "underflow"}
 
@@ -391,7 +408,7 @@ def fp_report(ops: list[str], place: tuple[str, int, str] | None = None) -> None
 
 __all__ = ["Layout", "k_order", "reduced", "copied", "empty", "fp_clear", "fp_raised", "fp_test",
            "FP_ALL", "strict", "fp_watch", "fp_rerun", "fp_report", "FP_STATUS", "fp_defer",
-           "fp_undefer", "fp_raised_under"]
+           "fp_undefer", "fp_raised_under", "twin_warned"]
 
 
 def _flag_intrinsic(bit: int):
@@ -548,3 +565,62 @@ def mask_mismatch(a: np.ndarray, mask: np.ndarray) -> None:
             raise IndexError(f"boolean index did not match indexed array along axis {k}; size "
                              f"of axis is {a.shape[k]} but size of corresponding boolean axis "
                              f"is {mask.shape[k]}")
+
+
+# -- float max/min reductions that end at a zero (issue 10: signed zeros) -------------------------
+# NumPy's max/min of an array holding both 0.0 and -0.0 returns the zero its SIMD lane order
+# (CPU-dependent) leaves; a kernel whose such result is a zero bumps this process-wide counter
+# (``zero_watch``) and the wrapper, finding it moved, reruns the call with NumPy (as FP flags do).
+
+_ZERO_SYMBOL = "astcompiler_zero_results"
+ZEROS = ctypes.c_int64(0)  # only grows (atomic adds): another thread's bump only reruns; the
+# wrapper reads ``ZEROS.value`` before and after the kernel (about 25 ns each)
+
+
+def _zero_note():
+    """An njit-callable function adding 1 to ``ZEROS`` atomically (an external symbol, so
+    cached kernels of another process find this process's counter)."""
+    from llvmlite import binding, ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    binding.add_symbol(_ZERO_SYMBOL, ctypes.addressof(ZEROS))
+
+    @intrinsic
+    def zero_note(typingctx):
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            word = builder.module.globals.get(_ZERO_SYMBOL)
+            if word is None:
+                word = ir.GlobalVariable(builder.module, i64, _ZERO_SYMBOL)
+                word.linkage = "external"
+            builder.atomic_rmw("add", word, ir.Constant(i64, 1), "monotonic")
+            return context.get_dummy_value()
+        return types.none(), codegen
+    return zero_note
+
+
+_note_zero = _zero_note()
+
+
+def _zero_watch():
+    import numba
+
+    @numba.njit(cache=True)
+    def zero_watch(r):
+        """``r``, a float max/min reduction's result; a zero (either sign) is counted."""
+        if r == 0:
+            _note_zero()
+        return r
+    return zero_watch
+
+
+zero_watch = _zero_watch()
+
+
+def zero_count() -> int:
+    """How many float max/min results kernels found to be a zero so far (``zero_watch``)."""
+    return ZEROS.value
+
+
+__all__ += ["zero_watch", "zero_count", "ZEROS"]
