@@ -160,11 +160,14 @@ def njit_of(fn: Callable) -> Callable:
 def implementations(workload: Any, ac: Any, ac_problem: Optional[str], numexpr: Any) -> list[Impl]:
     import inspect
 
-    impls = [Impl(NUMPY, workload.fn), Impl(HAND, workload.hand()),
+    hand = workload.hand()
+    impls = [Impl(NUMPY, workload.fn),
+             Impl(HAND, hand) if hand is not None else Impl(HAND, note="n/a: none written"),
              Impl(NJIT, njit_of(workload.fn))]
     if ac is not None:
         try:
-            impls.append(Impl(AC, ac.compile(workload.fn)))
+            build = workload.ac_compile or (lambda ac: ac.compile(workload.fn))
+            impls.append(Impl(AC, build(ac)))
         except Exception as err:
             impls.append(Impl(AC, note=f"error: {short_error(err)}"))
     else:

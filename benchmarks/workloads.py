@@ -9,7 +9,7 @@ the peer worker (``peers/worker.py``) can use the same functions and inputs with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -112,13 +112,16 @@ class Workload:
     name: str
     fn: Callable  # plain NumPy: the eager baseline and astcompiler's input
     make_inputs: Callable[[np.random.Generator, bool], tuple]
-    handwritten: Union[str, Callable]  # a function of handwritten.py by name, or the callable
+    handwritten: Union[str, Callable, None]  # a function of handwritten.py by name, the callable,
+    # or None (no hand-written numba kernel: the training steps, whose NumPy column is hand-written)
     numexpr: Optional[str] = None  # the same computation as a numexpr expression
     unit: str = "ms"  # how its times are printed: "ms" or "us"
     title: str = ""  # what the issue's table calls it ("axpy chain"); defaults to the name
+    # what astcompiler runs, built from the astcompiler module; None: ``ac.compile(fn)``
+    ac_compile: Optional[Callable[[Any], Callable]] = None
 
-    def hand(self) -> Callable:
-        """The hand-written numba baseline (imports numba on first use)."""
+    def hand(self) -> Optional[Callable]:
+        """The hand-written numba baseline (imports numba on first use), None when there is none."""
         if isinstance(self.handwritten, str):
             import handwritten
 
@@ -146,6 +149,21 @@ def _loop_workloads() -> list[Workload]:
 
 
 WORKLOADS += _loop_workloads()
+
+
+def _training_workloads() -> list[Workload]:
+    """One training step (loss and gradients) of the MLP and of a layernorm (``training.py``)."""
+    import training as t
+
+    return [Workload("mlp_step", t.mlp_step_numpy, t.mlp_step_inputs, None,
+                     title="MLP train step", ac_compile=lambda ac: t.ac_step(ac, t.mlp_loss,
+                                                                             t.MLP_PARAMS)),
+            Workload("layernorm_step", t.layernorm_step_numpy, t.layernorm_step_inputs, None,
+                     title="layernorm train step",
+                     ac_compile=lambda ac: t.ac_step(ac, t.layernorm_loss, t.LAYERNORM_PARAMS))]
+
+
+WORKLOADS += _training_workloads()
 NAMES = [w.name for w in WORKLOADS]
 
 

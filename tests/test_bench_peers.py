@@ -348,3 +348,59 @@ def test_baseline_drift_is_reported(run: ModuleType, launch: ModuleType) -> None
     assert run.baseline_drift([row]) == []
     row.impls[run.TORCH].baseline = 5.0
     assert run.baseline_drift([row]) == ["softmax: 10000 ms here, torch.compile 5000 ms"]
+
+
+# -- the training steps (benchmarks/training.py) --------------------------------------------------
+
+
+def training_cases() -> list[tuple[Callable, Callable, tuple, tuple]]:
+    """(loss, hand-written NumPy step, float64 inputs, argnums) at tiny sizes."""
+    import training
+
+    rng = np.random.default_rng(3)
+    shapes = [(3, 5), (5, 4), (4,), (4, 2), (2,), (3, 2)]
+    mlp = tuple(rng.standard_normal(shape) for shape in shapes)
+    norm = tuple(rng.standard_normal(shape) for shape in [(3, 6), (6,), (6,), (3, 6)])
+    return [(training.mlp_loss, training.mlp_step_numpy, mlp, training.MLP_PARAMS),
+            (training.layernorm_loss, training.layernorm_step_numpy, norm,
+             training.LAYERNORM_PARAMS)]
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["mlp_step", "layernorm_step"])
+def test_hand_written_training_steps_match_finite_differences(run: ModuleType, case: int) -> None:
+    from tests.autodiff.fd import numeric_grad
+
+    loss, step, args, argnums = training_cases()[case]
+    value, *grads = step(*args)
+    assert value == pytest.approx(loss(*args), rel=1e-12)
+    assert len(grads) == len(argnums)
+    for index, grad in zip(argnums, grads):
+        np.testing.assert_allclose(grad, numeric_grad(loss, list(args), index), rtol=1e-6,
+                                   atol=1e-8, err_msg=f"argument {index}")
+
+
+def test_training_step_row_checks_astcompiler_against_the_hand_written_step(
+        run: ModuleType) -> None:
+    """The ``mlp_step`` row: astcompiler's ``value_and_grad`` step checked, no hand numba."""
+    import astcompiler
+
+    args = run.parse_args(["--quick", "--repeats", "1", "--min-time", "0.0001"])
+    row = run.run_workload(workload("mlp_step"), args, astcompiler, None, None)
+    assert row.impls[run.AC].note is None and row.impls[run.AC].median > 0
+    assert row.impls[run.HAND].note == "n/a: none written"
+    assert len(row.impls[run.AC].fn.compiled.entries) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["jax", "torch"])
+def test_real_peer_training_steps_match_numpy(launch: ModuleType, key: str,
+                                              tmp_path: Path) -> None:
+    env = launch.env_dir()
+    sites = launch.site_packages(env)
+    if not sites or not (sites[0] / key).is_dir():
+        pytest.skip(f"{key} is not installed in {env} (make peers)")
+    names = ["mlp_step", "layernorm_step"]
+    report = launch.run_peer(key, names, env, True, 1, 0.001, str(tmp_path))
+    assert report.status == launch.OK, report.detail
+    for name in names:
+        assert report.results[name].note is None, (name, report.results[name].note)

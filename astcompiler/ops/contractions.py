@@ -180,3 +180,36 @@ register("cross", _cross, kind="extern", normalize=_cross_normalize, aliases=(np
          doc="np.cross(a, b, axisa, axisb, axisc) of 3-vectors (2-vectors are deprecated)")
 
 __all__: list[str] = []
+
+
+# ---------------------------------------------------------------- derivatives (autodiff/)
+def _define_contraction_vjps() -> None:
+    from .derivatives import sum_to
+    from .registry import define_vjp
+
+    def product_vjp(ctx, g):
+        """matmul/dot of 1-d and 2-d operands (and batched matmul, batch dims summed back)."""
+        a, b = ctx.args[:2]
+        if ctx.name == "dot" and (a.ndim > 2 or b.ndim > 2):
+            raise NotImplementedError("the gradient of np.dot of arrays with more than 2 dims "
+                                      "is not implemented; use np.matmul (@)")
+        if a.ndim == 1 and b.ndim == 1:
+            return (g * b if ctx.want(0) else None), (g * a if ctx.want(1) else None)
+        if a.ndim == 1:  # (k) @ (..., k, m) -> (..., m)
+            ga = sum_to(np.matmul(b, g[..., None])[..., 0], a) if ctx.want(0) else None
+            gb = sum_to(a[:, None] * g[..., None, :], b) if ctx.want(1) else None
+            return ga, gb
+        if b.ndim == 1:  # (..., n, k) @ (k) -> (..., n)
+            ga = sum_to(g[..., :, None] * b, a) if ctx.want(0) else None
+            gb = sum_to(np.matmul(np.swapaxes(a, -1, -2), g[..., None])[..., 0], b) \
+                if ctx.want(1) else None
+            return ga, gb
+        ga = sum_to(np.matmul(g, np.swapaxes(b, -1, -2)), a) if ctx.want(0) else None
+        gb = sum_to(np.matmul(np.swapaxes(a, -1, -2), g), b) if ctx.want(1) else None
+        return ga, gb
+
+    define_vjp("matmul", product_vjp)
+    define_vjp("dot", product_vjp)
+
+
+_define_contraction_vjps()

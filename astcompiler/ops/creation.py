@@ -367,3 +367,18 @@ register("constant", _constant, kind="creation", normalize=_constant_normalize, 
              "mutations never leak between calls")
 
 __all__: list[str] = []
+
+
+# ---------------------------------------------------------------- derivatives (autodiff/)
+def _define_creation_vjps() -> None:
+    from .registry import define_vjp
+
+    def same_values(ctx, g):  # asarray / ascontiguousarray of an array: the values pass through
+        x = ctx.args[0]
+        return (g.astype(x.dtype) if np.dtype(x.dtype).kind in "fc" else None,)
+
+    define_vjp("asarray", same_values)
+    define_vjp("ascontiguousarray", same_values)
+
+
+_define_creation_vjps()

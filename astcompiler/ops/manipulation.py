@@ -567,3 +567,44 @@ register("meshgrid", _meshgrid, kind="view", normalize=_meshgrid_normalize,
              "copy=False/sparse results are broadcast views of the inputs")
 
 __all__: list[str] = []
+
+
+# ---------------------------------------------------------------- derivatives (autodiff/)
+def _define_manipulation_vjps() -> None:
+    from .derivatives import sum_to
+    from .registry import define_vjp
+
+    def back_to_shape(ctx, g):
+        return (np.reshape(g, ctx.args[0].shape),) + (None,) * (len(ctx.args) - 1)
+
+    def concatenate_vjp(ctx, g):
+        arrays, axis = ctx.args[0], ctx.kwargs.get("axis", 0)
+        if axis is None:
+            g = np.reshape(g, (-1,))
+        pieces, start = [], 0
+        for i, x in enumerate(arrays):
+            size = x.shape[0 if axis is None else axis] if axis is not None else x.size
+            stop = start + size
+            if ctx.wants[0] is True or (isinstance(ctx.wants[0], tuple) and ctx.wants[0][i]):
+                index = (slice(None),) * (0 if axis is None else axis) + (slice(start, stop),)
+                piece = g[index]
+                pieces.append(np.reshape(piece, x.shape) if axis is None else piece)
+            else:
+                pieces.append(None)
+            start = stop
+        return (tuple(pieces),)
+
+    def stack_vjp(ctx, g):
+        arrays, axis = ctx.args[0], ctx.kwargs.get("axis", 0)
+        lead = (slice(None),) * axis
+        return (tuple(g[lead + (i,)] for i in range(len(arrays))),)
+
+    for name in ("ravel", "flatten", "squeeze", "expand_dims"):
+        define_vjp(name, back_to_shape)
+    define_vjp("swapaxes", lambda ctx, g: (np.swapaxes(g, ctx.args[1], ctx.args[2]), None, None))
+    define_vjp("broadcast_to", lambda ctx, g: (sum_to(g, ctx.args[0]), None))
+    define_vjp("concatenate", concatenate_vjp)
+    define_vjp("stack", stack_vjp)
+
+
+_define_manipulation_vjps()

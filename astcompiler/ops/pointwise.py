@@ -244,12 +244,12 @@ def _define_pointwise_vjps() -> None:
         return g * z * np.log(np.where(x > 0, x, 1.0))
 
     def half_ties(g, x, y, z, first):  # maximum/minimum: a tie splits the gradient (as JAX)
-        wins = (x > y) if first else (y > x)
-        return g * np.where(wins, 1.0, np.where(x == y, 0.5, 0.0))
+        wins = (x > y) if first else (y > x)  # selects from g: float32 stays float32
+        return np.where(wins, g, np.where(x == y, 0.5 * g, 0.0))
 
     def half_ties_min(g, x, y, z, first):
         wins = (x < y) if first else (y < x)
-        return g * np.where(wins, 1.0, np.where(x == y, 0.5, 0.0))
+        return np.where(wins, g, np.where(x == y, 0.5 * g, 0.0))
 
     binaries = {
         "add": (lambda g, x, y, z: g, lambda g, x, y, z: g),

@@ -141,3 +141,43 @@ register("var", _impl(np.var), kind="reduction", reduction=_VAR,
 register("std", _impl(np.std), kind="reduction", reduction=_STD,
          normalize=_reduction_normalizer("std", with_dtype=True, with_ddof=True),
          aliases=(np.std,), methods=("std",))
+
+
+# ---------------------------------------------------------------- derivatives (autodiff/)
+def _define_reduction_vjps() -> None:
+    from .derivatives import expand_reduced, reduced_count
+    from .registry import define_vjp
+
+    def sum_vjp(ctx, g):
+        x, (axis, keepdims) = ctx.args[0], (ctx.kwargs.get("axis"), ctx.kwargs.get("keepdims"))
+        return (expand_reduced(g, x, axis, keepdims),)
+
+    def mean_vjp(ctx, g):
+        x, axis, keepdims = ctx.args[0], ctx.kwargs.get("axis"), ctx.kwargs.get("keepdims")
+        return (expand_reduced(g / reduced_count(x, axis), x, axis, keepdims),)
+
+    def extremum_vjp(ctx, g):  # ties share the gradient equally (as JAX)
+        x, axis, keepdims = ctx.args[0], ctx.kwargs.get("axis"), ctx.kwargs.get("keepdims")
+        hits = (x == expand_reduced(ctx.out, x, axis, keepdims)).astype(g.dtype)
+        share = np.sum(hits, axis=axis, keepdims=True)
+        return (expand_reduced(g, x, axis, keepdims) * hits / share,)
+
+    def spread_vjp(std: bool):
+        def rule(ctx, g):
+            x, axis, keepdims = ctx.args[0], ctx.kwargs.get("axis"), ctx.kwargs.get("keepdims")
+            ddof = ctx.kwargs.get("ddof", 0)
+            centered = x - np.mean(x, axis=axis, keepdims=True)
+            scale = (g / ctx.out) if std else (2.0 * g)
+            return (expand_reduced(scale, x, axis, keepdims) * centered
+                    / (reduced_count(x, axis) - ddof),)
+        return rule
+
+    define_vjp("sum", sum_vjp)
+    define_vjp("mean", mean_vjp)
+    define_vjp("max", extremum_vjp)
+    define_vjp("min", extremum_vjp)
+    define_vjp("var", spread_vjp(False))
+    define_vjp("std", spread_vjp(True))
+
+
+_define_reduction_vjps()

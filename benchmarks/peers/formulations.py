@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 NAMES = ("pointwise", "transcendental", "softmax", "layernorm", "mlp", "jacobi", "row_stats",
-         "tiny")  # the workloads both peers have a formulation for
+         "tiny", "mlp_step", "layernorm_step")  # the workloads both peers have a formulation for
 
 
 def jax_formulations(jnp: Any) -> dict[str, Callable]:
@@ -48,9 +48,12 @@ def jax_formulations(jnp: Any) -> dict[str, Callable]:
     def tiny(x, y):
         return x * y + 1.0
 
+    import jax
+    from training import jax_steps
+
     return {"pointwise": pointwise, "transcendental": transcendental, "softmax": softmax,
             "layernorm": layernorm, "mlp": mlp, "jacobi": jacobi, "row_stats": row_stats,
-            "tiny": tiny}
+            "tiny": tiny, **jax_steps(jax, jnp)}
 
 
 def torch_formulations(torch: Any) -> dict[str, Callable]:
@@ -88,6 +91,8 @@ def torch_formulations(torch: Any) -> dict[str, Callable]:
     def tiny(x, y):
         return x * y + 1.0
 
+    from training import torch_steps
+
     return {"pointwise": pointwise, "transcendental": transcendental, "softmax": softmax,
             "layernorm": layernorm, "mlp": mlp, "jacobi": jacobi, "row_stats": row_stats,
-            "tiny": tiny}
+            "tiny": tiny, **torch_steps(torch)}

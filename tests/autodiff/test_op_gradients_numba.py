@@ -1,114 +1,126 @@
-"""The op table of ``test_op_gradients.py`` compiled with numba, in groups (one compiled
-function per group: the backward kernels fuse with the forward ones). Slow: numba compiles a
-few large kernels (``-m slow``)."""
+"""The gradient table of ``test_op_gradients.py`` compiled with numba.
+
+numba's compile time grows faster than the kernel (the backward kernels fuse with the forward
+ones), so the CI run compiles small groups: one row per *rule kind* (the code object of an op's
+derivative rule or store: the 27 unary pointwise ops share one rule, ``unary``, with a per-op
+formula) and the ops whose rule is written by hand; every row of the table runs on ``aot_eager`` in
+``test_op_gradients.py``. ``ASTCOMPILER_FULL_GRAD_TESTS=1`` also compiles every row with numba, in
+the larger groups of ``FULL_GROUPS`` (minutes). Marked slow (``-m slow``)."""
 
 from __future__ import annotations
+
+import os
+from typing import Callable
 
 import numpy as np
 import pytest
 
 import astcompiler as ac
+from astcompiler.ops import REGISTRY
 
-from .fd import assert_gradients
-from .test_op_gradients import A, B, BIG, POS, TABLE, UNIT
+from .fd import assert_gradients, numeric_grad
+from .test_op_gradients import A, B, BIG, M, POS, TABLE, UNIT
 
 pytestmark = pytest.mark.slow
 
+FULL = os.environ.get("ASTCOMPILER_FULL_GRAD_TESTS") == "1"
+needs_full = pytest.mark.skipif(not FULL, reason="set ASTCOMPILER_FULL_GRAD_TESTS=1 for every row")
 
-def _grad(fn, n_args):
-    return ac.grad(fn, argnums=tuple(range(n_args)))
+# group -> (rows, arguments of the group's function); each row's function takes the first
+# ``len(row args)`` arguments, so rows of one group share their inputs' domain
+CI_GROUPS = {
+    "pointwise": (["tanh", "sin", "floor", "clip", "astype", "copy"], [A]),
+    "binary": (["multiply", "maximum", "where", "matmul[vec]"], [A, B]),
+    "positive": (["power", "log"], [POS, B]),
+    "reductions": (["sum", "mean", "max", "var"], [A]),
+    "views": (["getitem", "getitem[array]", "getitem[mask]", "reshape", "transpose"], [A]),
+    "reshapes": (["swapaxes", "broadcast_to", "ravel", "asarray", "copy_"], [A]),
+    "joins": (["concatenate", "stack", "setitem"], [A, B]),
+    "matmul": (["matmul"], [A, M]),
+}
 
-
-# numba: the rows in groups (each group one compiled function), inputs in each row's domain
-GROUPS = {
-    "pointwise": ["exp", "exp2", "expm1", "sin", "cos", "tanh", "sinh", "cosh", "arctan", "arcsinh",
-                  "square", "absolute", "fabs", "floor", "ceil", "trunc", "rint", "sign",
-                  "round", "clip", "astype", "copy", "negative", "positive"],
-    "reductions": ["sum", "mean", "max", "min", "var", "std"],
-    "views": ["getitem", "getitem[array]", "getitem[mask]", "reshape", "transpose", "ravel",
-              "flatten", "squeeze", "expand_dims", "swapaxes", "broadcast_to", "asarray",
-              "ascontiguousarray", "copy_"],
+# the whole table, in larger groups (ASTCOMPILER_FULL_GRAD_TESTS=1)
+FULL_GROUPS = {
+    "pointwise": (["exp", "exp2", "expm1", "sin", "cos", "tanh", "sinh", "cosh", "arctan",
+                   "arcsinh", "square", "absolute", "fabs", "floor", "ceil", "trunc", "rint",
+                   "sign", "round", "clip", "astype", "copy", "negative", "positive"], [A]),
+    "reductions": (["sum", "mean", "max", "min", "var", "std"], [A]),
+    "views": (["getitem", "getitem[array]", "getitem[mask]", "reshape", "transpose", "ravel",
+               "flatten", "squeeze", "expand_dims", "swapaxes", "broadcast_to", "asarray",
+               "ascontiguousarray", "copy_"], [A]),
+    "binary": (["add", "multiply", "maximum", "where", "logaddexp", "matmul[vec]",
+                "dot", "concatenate", "stack", "setitem"], [A, B]),
+    "positive": (["power", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "reciprocal"],
+                 [POS, B]),
+    "unit": (["tan", "arcsin", "arccos", "arctanh"], [UNIT]),
+    "big": (["arccosh"], [BIG]),
+    "pair": (["divide", "arctan2", "hypot"], [A, BIG]),
+    "column": (["subtract", "minimum"], [A, TABLE["minimum"][1][1]]),
+    "matmul": (["matmul"], [A, M]),
 }
 
 
-def total_of(names):
-    fns = [TABLE[n][0] for n in names]
+def total_of(names: list) -> Callable:
+    """The sum of the rows' functions (each of ``x`` or of ``x, y``): a function of one or two."""
+    unary = [TABLE[n][0] for n in names if len(TABLE[n][1]) == 1]
+    binary = [TABLE[n][0] for n in names if len(TABLE[n][1]) == 2]
 
-    def total(x):
+    def total1(x):
         out = 0.0
-        for fn in fns:
+        for fn in unary:
             out = out + fn(x)
         return out
-    return total
 
-
-def total2_of(names):
-    fns = [TABLE[n][0] for n in names]
-
-    def total(x, y):
-        out = 0.0
-        for fn in fns:
+    def total2(x, y):
+        out = total1(x)
+        for fn in binary:
             out = out + fn(x, y)
         return out
-    return total
+    return total2 if binary else total1
 
 
-@pytest.mark.parametrize("group", sorted(GROUPS))
-def test_numba_gradient_groups(group):
-    fn = total_of(GROUPS[group])
-    compiled = ac.compile(ac.grad(fn), backend="numba", fullgraph=True)
-    assert_gradients(fn, [A], compiled(A))
-
-
-def test_numba_binary_gradients():
-    names = ["add", "subtract", "multiply", "maximum", "where", "logaddexp", "matmul[vec]",
-             "dot", "concatenate", "stack", "setitem"]
-    fn = total2_of(names)
-    compiled = ac.compile(ac.grad(fn, argnums=(0, 1)), backend="numba", fullgraph=True)
-    assert_gradients(fn, [A, B], compiled(A, B))
-
-
-def test_numba_positive_domain_gradients():
-    names = ["log", "log2", "log10", "log1p", "sqrt", "cbrt", "reciprocal", "power"]
-    fn = total2_of(["power"])
-    rest = total_of([n for n in names if n != "power"])
-
-    def both(x, y):
-        return fn(x, y) + rest(x)
-    compiled = ac.compile(ac.grad(both, argnums=(0, 1)), backend="numba", fullgraph=True)
-    assert_gradients(both, [POS, B], compiled(POS, B))
-
-
-def test_numba_domain_groups():
-    unit = total_of(["tan", "arcsin", "arccos", "arctanh"])
-    big = total_of(["arccosh"])
-    pair = total2_of(["divide", "arctan2", "hypot"])
-
-    def both(x, y, z):
-        return unit(x) + big(y) + pair(z, y)
-    compiled = ac.compile(ac.grad(both, argnums=(0, 1, 2)), backend="numba", fullgraph=True)
-    assert_gradients(both, [UNIT, BIG, A], compiled(UNIT, BIG, A))
-
-
-@pytest.mark.parametrize("name", ["minimum", "matmul"])
-def test_numba_own_inputs(name):
-    fn, args = TABLE[name]
-    compiled = ac.compile(_grad(fn, len(args)), backend="numba", fullgraph=True)
+def check_group(names: list, args: list) -> None:
+    fn = total_of(names)
+    compiled = ac.compile(ac.grad(fn, argnums=tuple(range(len(args)))), backend="numba",
+                          fullgraph=True)
     assert_gradients(fn, args, compiled(*args))
+    assert len(compiled.entries) == 1
 
 
-def test_every_row_is_in_a_numba_test():
-    covered = set().union(*GROUPS.values()) | {
-        "add", "subtract", "multiply", "maximum", "where", "logaddexp", "matmul[vec]", "dot",
-        "concatenate", "stack", "setitem", "log", "log2", "log10", "log1p", "sqrt", "cbrt",
-        "reciprocal", "power", "tan", "arcsin", "arccos", "arctanh", "arccosh", "divide",
-        "arctan2", "hypot", "minimum", "matmul"}
-    assert set(TABLE) - covered == set()
+def rule_kind(name: str) -> object:
+    """The code object of an op's derivative rule (or store): ops built by one factory share it."""
+    op = REGISTRY[name.split("[")[0]]
+    return (op.vjp or op.store).__code__
+
+
+@pytest.mark.parametrize("group", sorted(CI_GROUPS))
+def test_numba_gradient_per_rule_kind(group):
+    check_group(*CI_GROUPS[group])
+
+
+@needs_full
+@pytest.mark.parametrize("group", sorted(FULL_GROUPS))
+def test_numba_gradient_full_table(group):
+    check_group(*FULL_GROUPS[group])
+
+
+def test_every_rule_kind_is_compiled_with_numba():
+    ruled = [n for n, op in REGISTRY.ops.items() if op.vjp is not None or op.store is not None]
+    ci_rows = [n for rows, _ in CI_GROUPS.values() for n in rows]
+    assert {rule_kind(n) for n in ruled} - {rule_kind(n) for n in ci_rows} == set()
+
+
+def test_every_row_is_in_a_full_group():
+    full_rows = [n for rows, _ in FULL_GROUPS.values() for n in rows]
+    assert set(TABLE) - set(full_rows) == set()
+    for rows, args in list(CI_GROUPS.values()) + list(FULL_GROUPS.values()):
+        for n in rows:  # each row gets its own arguments' domain and shapes
+            own = TABLE[n][1]
+            assert all(a is b for a, b in zip(own, args)), n
 
 
 def test_numba_nonstrict_trace_module_gradient():
     from .test_grad_api import Net, call_net
-    from .fd import numeric_grad
     net, x = Net(), A[:, :3].copy()
     compiled = ac.compile(ac.grad(call_net, argnums=1), backend="numba", fullgraph=True)
     np.testing.assert_allclose(compiled(net, x), numeric_grad(lambda v: call_net(net, v), [x], 0),
