@@ -9,26 +9,30 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 import sys
 import threading
 import time
 import types
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Generic, ParamSpec, TypeVar
 
 from ..config import config, usable_cache_dir
 from ..exc import FailOnRecompileLimitHit, RecompileError
-from . import persist, pgo
+from . import persist, pgo, trace
 from .sentinels import MISS
 from .stance import CURRENT_STANCE, DEFAULT, Stance, current_stance
-from ..logs import get_logger
+from ..logs import display_name, get_logger, seconds
+from ..source.loading import user_stacklevel
 from ..lower import check_backend, lookup_backend
 from .entry import CacheEntry, build_entry
 from .devices import EAGER, cuda_entry, eager_call
 from .dispatch import OWN_CLASS, install_dispatch
 
-_ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_ALL: "weakref.WeakSet[CompiledFunction[Any, Any]]" = weakref.WeakSet()
 _ALL_LOCK = threading.Lock()
 
 
@@ -45,21 +49,21 @@ def _location(fn: Callable) -> str:
     return f"{display_name(code.co_filename)}:{code.co_firstlineno}"
 
 
-class CompiledFunction:
-    """The callable ``ac.compile(fn)`` returns.
+class CompiledFunction(Generic[_P, _R]):
+    """The callable ``ac.compile(fn)`` returns (for type checkers: with ``fn``'s signature).
 
     Each instance has a class of its own (``__new__``) whose ``__call__`` is generated for the
     current entries (``dispatch.py``): the user's parameters, the stance test and each entry's
     guarded run, one Python frame; the method ``__call__`` below serves the rest."""
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "CompiledFunction":
+    def __new__(cls, *args: Any, **kwargs: Any) -> "CompiledFunction[_P, _R]":
         if cls.__dict__.get(OWN_CLASS):  # copy.copy: a class of its own too, not a subclass
             cls = cls.__mro__[1]
         own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
                                           "__qualname__": cls.__qualname__, OWN_CLASS: True})
         return super().__new__(own)
 
-    def __init__(self, fn: types.FunctionType, *, backend: Any = "numba", fullgraph: bool = False,
+    def __init__(self, fn: Callable[_P, _R], *, backend: Any = "numba", fullgraph: bool = False,
                  dynamic: bool | None = None, device: str | None = None,
                  options: dict | None = None, disable: bool = False) -> None:
         self._orig_fn = fn
@@ -113,8 +117,25 @@ class CompiledFunction:
             return self
         return types.MethodType(self, instance)
 
+    def __reduce__(self) -> Any:
+        """Pickle by reference, as a function is: the module-level name that holds this object
+        (its ``__qualname__``, or the name ``ac.compile(fn)`` was assigned to). Under cloudpickle,
+        a function it sends by value (``__main__``, notebooks) goes by value (``run/pickling.py``)."""
+        from .pickling import by_value_reduction
+        settings = {"backend": self._backend_spec, "fullgraph": self.fullgraph,
+                    "dynamic": self.dynamic, "device": self.device, "options": self.options,
+                    "disable": self.disabled}
+        return by_value_reduction(self, settings, lambda: reference_name(self)) \
+            or reference_name(self)
+
+    def __copy__(self) -> "CompiledFunction[_P, _R]":
+        """``copy.copy``: a new object (a class of its own) sharing the entries' state."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
     # ----- dispatch ----------------------------------------------------------------------------
-    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         """Each entry's guarded run, oldest first (a hit is one call deep), else the slow path:
         what serves where no dispatch was generated (``run/dispatch.py``), and its calls with
         surplus or left-out arguments or a stance."""
@@ -138,8 +159,8 @@ class CompiledFunction:
                          CompiledFunction.__call__)
 
     def _slow_call(self, args: tuple, kwargs: dict) -> Any:
-        if self.disabled:
-            return self._orig_fn(*args, **kwargs)
+        if self.disabled:  # device arrays: NumPy on host copies (run/devices.py)
+            return eager_call(self._orig_fn, self.device, args, kwargs)
         if self._eager_reason is not None:
             if not self._logged_eager:
                 self._logged_eager = True
@@ -158,15 +179,15 @@ class CompiledFunction:
 
     def _call_with_stance(self, stance: Stance, args: tuple, kwargs: dict) -> Any:
         name = stance.stance
-        if name == "force_eager":
-            return self._orig_fn(*args, **kwargs)
+        if name == "force_eager":  # device arrays: NumPy on host copies (run/devices.py)
+            return eager_call(self._orig_fn, self.device, args, kwargs)
         if stance.skip_guard_eval_unsafe:
             return self._unsafe_dispatch(args, kwargs)
         entry = self._hit(args, kwargs)
         if entry is not None:
             return entry.run(*args, **kwargs)
         if name == "eager_on_recompile":
-            return self._orig_fn(*args, **kwargs)
+            return eager_call(self._orig_fn, self.device, args, kwargs)
         if name == "fail_on_recompile" and self._entries:
             reasons = "\n".join(f"  - entry {i}: {'; '.join(e.guard.failures(args, kwargs))}"
                                 for i, e in enumerate(self._entries))
@@ -177,7 +198,7 @@ class CompiledFunction:
                 self._first_call = _input_sizes(self._orig_fn, args, kwargs)
                 if name == "aot_eager_then_compile":
                     return self._run_once_with("aot_eager", args, kwargs)
-                return self._orig_fn(*args, **kwargs)
+                return eager_call(self._orig_fn, self.device, args, kwargs)
             for source, dims in _changed(self._first_call, _input_sizes(self._orig_fn, args, kwargs)).items():
                 self._automatic.setdefault(source, set()).update(dims)
         return self._miss(args, kwargs, backend=stance.force_backend)
@@ -241,10 +262,22 @@ class CompiledFunction:
                 if entry is None:  # device arrays: NumPy on host copies (run/devices.py)
                     return eager_call(self._orig_fn, self.device, args, kwargs)
                 _count_setup(entry, time.perf_counter() - start)
-                result = _first_run(entry, args, kwargs)
+                try:
+                    result = _first_run(entry, args, kwargs)
+                finally:  # ASTCOMPILER_TRACE_DIR: the compile, its first call's JIT included
+                    self._trace(entry, args, kwargs, time.time() - (time.perf_counter() - start))
+                report_compile(self.title, entry)  # the compile log, a slow compile's notice
                 persist.after_run(entry)  # written to the persistent cache once it ran
                 return result
         return entry.run(*args, **kwargs)
+
+    def _trace(self, entry: CacheEntry, args: tuple, kwargs: dict, started: float) -> None:
+        if not config.trace_dir:
+            return
+        index = self._entries.index(entry) if entry in self._entries else len(self._entries)
+        trace.record_compile(self._orig_fn, self.title, entry, args, kwargs, index=index,
+                             recompile_reasons=self._last_failure if index else [],
+                             stance=current_stance().stance, started=started)
 
     def _failures(self, args: tuple, kwargs: dict) -> list[str]:
         reasons = []
@@ -270,10 +303,7 @@ class CompiledFunction:
             for entry in self._entries:
                 for source, dims in entry.guard.changed_sizes(args, kwargs).items():
                     self._automatic.setdefault(source, set()).update(dims)
-            get_logger("recompiles").info(
-                "Recompiling function %s in %s triggered by the following guard failure(s):\n%s",
-                self._orig_fn.__name__, _location(self._orig_fn),
-                "\n".join(f"    - {r}" for r in reasons))
+            self._log_recompile(reasons, args, kwargs)
         if self._backend is None:
             self._backend = lookup_backend(self._backend_spec)
         pgo_on = pgo.enabled() and self.dynamic is None
@@ -298,6 +328,19 @@ class CompiledFunction:
             pgo.save(self._orig_fn, self._automatic)
         return entry
 
+    def _log_recompile(self, reasons: list[str], args: tuple, kwargs: dict) -> None:
+        """``recompiles``: the first failed guard of each entry (``+recompiles``: all of them)."""
+        logger = get_logger("recompiles")
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        name = display_name(getattr(self._orig_fn, "__qualname__", self._orig_fn.__name__))
+        logger.info("Recompiling function %s in %s triggered by the following guard failure(s):"
+                    "\n%s", name, _location(self._orig_fn), "\n".join(f"    - {r}" for r in reasons))
+        if logger.isEnabledFor(logging.DEBUG):
+            every = [f"    - {i}/{i}: {reason}" for i, entry in enumerate(self._entries)
+                     for reason in entry.guard.failures(args, kwargs)]
+            logger.debug("every failed guard of %s:\n%s", name, "\n".join(every))
+
     def _warn_limit(self, reasons: list[str]) -> None:
         if self._warned_limit:
             return
@@ -307,7 +350,7 @@ class CompiledFunction:
             f"astcompiler: {self._orig_fn.__name__} ({_location(self._orig_fn)}) hit "
             f"config.recompile_limit ({config.recompile_limit}); last guard failure: {last}. "
             "New inputs run eagerly from now on; existing entries keep serving matching calls.",
-            RuntimeWarning, stacklevel=4)
+            RuntimeWarning, stacklevel=user_stacklevel())
 
 
 def _input_sizes(fn: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -369,6 +412,67 @@ def _first_run(entry: CacheEntry, args: tuple, kwargs: dict) -> Any:
         entry.phases["numba_jit"] = entry.phases.get("numba_jit", 0.0) + jit
         entry.compile_time += jit
         entry.first_call_time += time.perf_counter() - start
+
+
+def report_compile(title: str, entry: CacheEntry) -> None:
+    """After a new entry's first call: the ``compile`` log's lines for numba's JIT and the
+    whole compile, and a one-line notice when the first call spent more than
+    ``config.slow_compile_notice_s`` seconds compiling (0: never)."""
+    logger = get_logger("compile")
+    if logger.isEnabledFor(logging.INFO):
+        if entry.phases.get("numba_jit"):  # numba compiled (or loaded) kernels at the first call
+            logger.info("%s: numba_jit %s", title, seconds(entry.phases["numba_jit"]))
+        kind = ("loaded from the persistent cache" if entry.loaded_from else
+                "split at a graph break" if entry.pieces else
+                "no graph, runs eagerly" if entry.graph is None else
+                f"{entry.graph.op_count()} ops")
+        logger.info("%s: compiled (%s) in %s (%s); first call %s", title, kind,
+                    seconds(entry.compile_time),
+                    ", ".join(f"{name} {seconds(value)}" for name, value in entry.phases.items()
+                              if value or name != "numba_jit"),
+                    seconds(entry.first_call_time))
+    limit = config.slow_compile_notice_s
+    if limit and entry.compile_time > limit and not _inside_first_run():
+        jit = entry.phases.get("numba_jit", 0.0)
+        logger.warning("astcompiler: %s spent %s compiling on its first call (numba's JIT %s); "
+                       "later calls with such inputs reuse it. ASTCOMPILER_LOGS=compile shows "
+                       "each phase; ac.config.slow_compile_notice_s sets when this notice shows",
+                       title, seconds(entry.compile_time), seconds(jit))
+
+
+def reference_name(compiled: CompiledFunction[Any, Any]) -> str:
+    """The name pickle saves ``compiled`` under: its qualified name in its module when that
+    finds it, else a module-level name bound to it; ``pickle.PicklingError`` saying what to
+    do when neither does (a compiled function is pickled by reference, never by value)."""
+    import pickle
+    module_name = getattr(compiled, "__module__", None)
+    qualname = getattr(compiled, "__qualname__", "")
+    module = sys.modules.get(module_name) if isinstance(module_name, str) else None
+    if module is not None:
+        found: Any = module
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if found is compiled:
+            return qualname
+        for name, value in list(vars(module).items()):
+            if value is compiled:
+                return name
+    raise pickle.PicklingError(
+        f"cannot pickle {compiled!r}: compiled functions are pickled by reference (module and "
+        f"name, as functions are) and neither {module_name}.{qualname} nor another name in "
+        f"{module_name} is bound to it. What to do: compile a module-level function "
+        f"(`@ac.compile` on it, or `name = ac.compile(fn)` at module level), not a local one")
+
+
+def _inside_first_run() -> bool:
+    """Whether this compile happens inside another entry's first call (a piece of a function
+    split at a graph break): the outer function's notice covers it."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code is _first_run.__code__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _safe_check(entry: CacheEntry, args: tuple, kwargs: dict) -> bool:

@@ -28,6 +28,10 @@ and its constants are renamed ``<name>_e<index>`` (one frame less per call, abou
             ...
             return ___out[0]
 
+Where the run calls the numba wrapper's ``forward``, its body is pasted there too
+(``forward_body``): inside ``while True:``, each ``return v`` as ``___out = v`` and ``break``,
+its names renamed ``<name>_f<index>`` (``PASTE_FORWARD`` switches this off).
+
 Surplus positional arguments (``*___more``), arguments left out to take a default (the
 parameter's dispatch default is ``___UNSET``: the function's own defaults may change after the
 compile) and a stance other than the default take the generic method (``___generic``), with the
@@ -40,6 +44,7 @@ for a signature it cannot copy) the class keeps the generic method.
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import os
 import re
@@ -245,8 +250,187 @@ def inline_entry(guarded: Callable, index: int) -> InlineEntry | None:
         return None
     lines[0] += f"  # entry {index} inline: its guard ({made.where})"
     lines[made.run_at] += f"  # entry {index}: its run"
-    return InlineEntry(tuple(lines), {name + suffix: cell.cell_contents
-                                      for name, cell in cells.items()}, made.run_at, made.where)
+    constants = {name + suffix: cell.cell_contents for name, cell in cells.items()}
+    lines = _paste_forward(lines, cells, suffix, index, constants)
+    return InlineEntry(tuple(lines), constants, made.run_at, made.where)
+
+
+PASTE_FORWARD = True  # paste the wrapper's ``forward`` body at the run's call of it
+_FORWARDS: "weakref.WeakKeyDictionary[Callable, ForwardBody | None]" = weakref.WeakKeyDictionary()
+_FORWARD_HEAD = '"""output_code: the wrapper that runs one graph'
+_UNPASTABLE = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+               ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom,
+               ast.Await, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+@dataclass(frozen=True)
+class ForwardBody:
+    """The numba wrapper's ``forward`` as lines to paste where the run calls it: its
+    parameters, its body (dedented to 0; each ``return v`` is ``___out = v`` and ``break``
+    out of the ``while True:`` around it) and the names its lines read from its closure and
+    module (values now: constants of the dispatch)."""
+
+    params: tuple[str, ...]
+    lines: tuple[str, ...]
+    renamed: frozenset[str]  # its locals and constants: suffixed ``_f<entry>`` when pasted
+    constants: dict[str, Any]
+    where: str
+    stored: frozenset[str] = frozenset()  # parameters its body assigns to
+
+
+def forward_body(forward: Any) -> ForwardBody | None:
+    """``forward`` (``lower/numba/wrapper.py``'s generated function) as a paste template, or
+    None where pasting could change what it does (loops, nested functions, ``globals()`` for
+    a twin swap, a fallback that reads its traceback's lines, a warning counted in frames)."""
+    if not PASTE_FORWARD or not isinstance(forward, types.FunctionType):
+        return None
+    if forward not in _FORWARDS:
+        _FORWARDS[forward] = _forward_template(forward)
+    return _FORWARDS[forward]
+
+
+def _forward_template(fn: types.FunctionType) -> ForwardBody | None:
+    code = fn.__code__
+    if fn.__defaults__ or fn.__kwdefaults__ or code.co_kwonlyargcount or code.co_cellvars \
+            or code.co_flags & (_VARARGS | _VARKEYWORDS) \
+            or any(isinstance(c, types.CodeType) for c in code.co_consts):
+        return None
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    fallback = cells.get("___fallback")
+    if fallback is None or getattr(fallback.cell_contents, "effects_from", None) is not None:
+        return None  # ``recover`` reads the forward file's lines in the traceback
+    try:
+        text = verified_source(code.co_filename)
+    except (OSError, ValueError, TypeError):
+        return None
+    if not text.startswith(_FORWARD_HEAD):
+        return None
+    node = next((n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)
+                 and n.name == code.co_name and n.lineno == code.co_firstlineno), None)
+    if node is None or node.end_lineno is None or not isinstance(node.body[-1], ast.Return):
+        return None  # (a body that could end without ``return`` would loop in ``while True``)
+    walked = [n for stmt in node.body for n in ast.walk(stmt)]
+    if any(isinstance(n, _UNPASTABLE) for n in walked) or not _pastable_calls(walked):
+        return None
+    lines = text.splitlines()
+    first, last = node.body[0].lineno - 1, node.end_lineno
+    indent = node.body[0].col_offset
+    body = lines[first:last]
+    if any(line.strip() and not line.startswith(" " * indent) for line in body):
+        return None
+    out = [line[indent:] for line in body]
+    returns = sorted((n for n in walked if isinstance(n, ast.Return)), key=lambda n: -n.lineno)
+    for ret in returns:
+        row = ret.lineno - 1 - first
+        line = out[row]
+        lead = line[:len(line) - len(line.lstrip())]
+        if ret.end_lineno != ret.lineno or len(lead) != ret.col_offset - indent \
+                or not re.match(r"return\b", line.lstrip()):
+            return None
+        value = line.lstrip()[len("return"):].lstrip() or "None"
+        out[row:row + 1] = [f"{lead}___out = {value}", f"{lead}break"]
+    local = set(code.co_varnames)
+    used = {n.id for n in walked if isinstance(n, ast.Name)} - local - set(cells)
+    constants = {name: cell.cell_contents for name, cell in cells.items()}
+    for name in used:
+        if name in fn.__globals__:
+            constants[name] = fn.__globals__[name]
+        elif not hasattr(builtins, name):  # the dispatch reads the same builtins
+            return None
+    names = local | set(constants)
+    if any(re.search(r"_[ef]\d+$", name) or name == "___out" for name in names):
+        return None
+    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    stored = {n.id for n in walked if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored |= {n.name for n in walked if isinstance(n, ast.ExceptHandler) and n.name}
+    params = code.co_varnames[:code.co_argcount]
+    return ForwardBody(params, tuple(out), frozenset(names), constants, where,
+                       frozenset(stored & set(params)))
+
+
+def _pastable_calls(walked: list[ast.AST]) -> bool:
+    """No ``globals()``/``locals()``/``vars()`` and no ``fp_report`` without its place (its
+    warning is counted in frames: ``stacklevel=3``)."""
+    for node in walked:
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("globals", "locals", "vars", "eval", "exec"):
+            return False
+        if isinstance(func, ast.Attribute) and func.attr == "fp_report" \
+                and len(node.args) + len(node.keywords) < 2:
+            return False
+    return True
+
+
+def _renamed_names(lines: list[str], names: dict[str, str]) -> list[str] | None:
+    """``lines`` with each name in ``names`` replaced by its new name where it is a variable (not
+    an attribute after ``.``, not a keyword argument's name), or None if they do not tokenize."""
+    edits: dict[int, list[tuple[int, int, str]]] = {}
+    depth, previous, pending = 0, None, None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if pending is not None:
+                if not (token.type == tokenize.OP and token.string == "=" and depth > 0):
+                    edits.setdefault(pending.start[0] - 1, []).append(
+                        (pending.start[1], pending.end[1], names[pending.string]))
+                pending = None
+            if token.type == tokenize.OP:
+                depth += token.string in "([{"
+                depth -= token.string in ")]}"
+            if token.type == tokenize.NAME and token.string in names \
+                    and not (previous is not None and previous.type == tokenize.OP
+                             and previous.string == "."):
+                pending = token
+            if token.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = token
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    out = list(lines)
+    for row, spans in edits.items():
+        line = out[row]
+        for start, end, new in sorted(spans, reverse=True):
+            line = line[:start] + new + line[end:]
+        out[row] = line
+    return out
+
+
+def _paste_forward(lines: list[str], cells: dict[str, Any], suffix: str, index: int,
+                   constants: dict[str, Any]) -> list[str]:
+    """``lines`` (an entry's run, renamed) with its one ``___out = ___compiled(...)`` replaced
+    by the forward's body (``forward_body``), its constants added to ``constants``; ``lines``
+    unchanged where that does not apply."""
+    cell = cells.get("___compiled")
+    template = None if cell is None else forward_body(cell.cell_contents)
+    call = f"___out = ___compiled{suffix}("
+    rows = [i for i, line in enumerate(lines) if line.strip().startswith(call)]
+    if template is None or len(rows) != 1:
+        return lines
+    row = rows[0]
+    line = lines[row]
+    try:
+        expr = ast.parse(line.strip()[len("___out = "):], mode="eval").body
+    except SyntaxError:
+        return lines
+    if not isinstance(expr, ast.Call) or expr.keywords or len(expr.args) != len(template.params) \
+            or any(isinstance(a, ast.Starred) for a in expr.args):
+        return lines
+    fsuffix = f"_f{index}"
+    names = {name: name + fsuffix for name in template.renamed}
+    binds = []
+    lead = line[:len(line) - len(line.lstrip())]
+    for param, arg in zip(template.params, expr.args):
+        if isinstance(arg, ast.Name) and param not in template.stored:
+            names[param] = arg.id  # the dispatch's own variable: no copy
+        else:
+            binds.append(f"{lead}{param}{fsuffix} = {ast.unparse(arg)}")
+    body = _renamed_names(list(template.lines), names)
+    if body is None:
+        return lines
+    pasted = [*binds, f"{lead}while True:  # entry {index}: the wrapper pasted ({template.where})",
+              *(f"{lead}    {b}" if b.strip() else "" for b in body)]
+    constants.update({name + fsuffix: value for name, value in template.constants.items()})
+    return lines[:row] + pasted + lines[row + 1:]
 
 
 def _inline_body(guarded: types.FunctionType) -> InlineEntry | None:

@@ -7,6 +7,7 @@ error text ``run/errors.py``.
 
 from __future__ import annotations
 
+import logging
 import time
 import traceback
 import types
@@ -15,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import config, usable_cache_dir
 from ..exc import AstCompilerError, ForbiddenInCompiledCode, Unsupported
-from ..logs import get_logger
+from ..logs import get_logger, seconds as format_seconds
+from ..source.loading import user_stacklevel
 from .sentinels import MISS
 
 if TYPE_CHECKING:  # the pipeline (capture, guards, lower: sympy, libcst) loads on the first compile
@@ -113,11 +115,15 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
     except Unsupported as error:
         attach_user_stack(error, error.__traceback__)
         message = format_break(error, fn)
-        get_logger("graph_breaks").info("graph break in %s:\n%s", title, message)
+        breaks = get_logger("graph_breaks")
+        breaks.info("graph break in %s:\n%s", title, message)
+        if breaks.isEnabledFor(logging.DEBUG):  # +graph_breaks: where in the compiler it broke
+            breaks.debug("traceback of the graph break in %s:\n%s", title,
+                         "".join(traceback.format_exception(error)).rstrip())
         if isinstance(error, NoSourceError) and not fullgraph:
             import warnings
             warnings.warn(f"astcompiler: {error.reason}; {title} runs eagerly", RuntimeWarning,
-                          stacklevel=5)
+                          stacklevel=user_stacklevel())
         if fullgraph:
             raise Unsupported(message, user_stack=error.user_stack, hint=None) from None
         partial = adjust(getattr(error, "capture_guards", None) or GuardSet())
@@ -146,10 +152,12 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
         entry.compile_time = time.perf_counter() - start
         return entry
     captured = time.perf_counter()
+    log_phase(title, "capture", captured - start)
     sig = signature_of(fn)
     guard = build_guard(adjust(capture.guards), sig, fn, capture.namespace, title=title,
                         cache_dir=cache_dir)
     guarded_at = time.perf_counter()
+    log_phase(title, "guards", guarded_at - captured)
     graph_code = capture.graph.print_readable(print_output=False)
     example_inputs = [value for _, _, value in capture.inputs]
     if capture.graph.op_count() == 0:  # nothing to compile (e.g. a resume that only returns)
@@ -160,6 +168,7 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
     output_code = compiled.output_code if isinstance(compiled, CompiledGraph) else \
         f"# user backend {getattr(backend, '__name__', backend)!r}: no generated source\n"
     lowered = time.perf_counter()
+    log_phase(title, "lower", lowered - guarded_at)
     original = getattr(compiled, "prefer_original", None)
     if original and not capture_calls(capture.graph):
         # nothing of the graph compiled: the user's function is as fast, and exact by construction
@@ -174,6 +183,7 @@ def build_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Call
         _log_entry(entry, title)
         return entry
     code = build_run(capture, compiled, guard, fn, title, cache_dir)
+    log_phase(title, "run_code", time.perf_counter() - lowered)
     calls = capture_calls(capture.graph)
     run = disarming_first_run(code.run, calls)
     entry = CacheEntry(
@@ -266,12 +276,38 @@ def lower_graph(backend: Callable, graph: Graph, example_inputs: list) -> Callab
                                         type(error).__name__, error, exc_info=True)
         warnings.warn(f"astcompiler: backend failed ({type(error).__name__}: {error}); "
                       f"running the graph op by op instead.\n{traceback.format_exc(limit=3)}",
-                      RuntimeWarning, stacklevel=4)
+                      RuntimeWarning, stacklevel=user_stacklevel())
         return eager_backend(graph, example_inputs)
 
 
+def log_phase(title: str, phase: str, seconds: float) -> None:
+    """One line of the ``compile`` log as each phase of a compile ends."""
+    logger = get_logger("compile")
+    if logger.isEnabledFor(logging.INFO):
+        logger.info("%s: %s %s", title, phase, format_seconds(seconds))
+
+
 def _log_entry(entry: CacheEntry, title: str) -> None:
+    """The artefacts of a new entry; at debug level (``+name``) with what tells more."""
     for artifact in ("rewritten_code", "graph_code", "guards", "output_code"):
         logger = get_logger(artifact)
-        if logger.isEnabledFor(20):
-            logger.info("%s for %s:\n%s", artifact, title, getattr(entry, artifact))
+        if not logger.isEnabledFor(logging.INFO):
+            continue
+        logger.info("%s for %s:\n%s", artifact, title, getattr(entry, artifact))
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("%s for %s, in detail:\n%s", artifact, title, _detail(entry, artifact))
+
+
+def _detail(entry: CacheEntry, artifact: str) -> str:
+    """What ``+artifact`` adds to the artefact's source."""
+    if artifact == "guards":
+        return "\n".join(f"  {fact.kind} {fact.source.name}: {fact.value!r}"
+                         for fact in entry.guard.facts) or "  (no facts)"
+    if artifact == "graph_code" and entry.graph is not None:
+        inputs = [n for n in entry.graph.nodes if n.op == "placeholder"]
+        return (f"  {entry.graph.op_count()} ops, {len(inputs)} inputs: "
+                + ", ".join(str(getattr(n, "name", n)) for n in inputs))
+    if artifact == "output_code":
+        files = "\n".join(f"  {path}" for path in entry.files) or "  (none)"
+        return f"run code:\n{entry.run_code or '(none)'}\nfiles:\n{files}"
+    return "files:\n" + ("\n".join(f"  {path}" for path in entry.files) or "  (none)")

@@ -65,7 +65,7 @@ from ..config import config, usable_cache_dir
 from ..guards.codegen import GuardFunction, copy_defaults, guard_display_source, literal_code
 from ..logs import get_logger
 from ..source.loading import atomic_write, load_generated_module, make_private_dirs, \
-    write_generated_file
+    verified_source, write_generated_file
 from .run_functions import name_run_functions, note_once
 from .sentinels import MISS
 
@@ -73,7 +73,8 @@ FORMAT = 1
 ENTRIES = "entries"
 # settings that only steer dispatch, logging or where files go: not part of the key
 _DISPATCH_SETTINGS = {"cache_dir", "verbose", "persistent_cache", "recompile_limit",
-                      "fail_on_recompile_limit_hit", "error_on_recompile"}
+                      "fail_on_recompile_limit_hit", "error_on_recompile",
+                      "slow_compile_notice_s"}  # not part of what is compiled
 STATS = {"loaded": 0, "saved": 0, "refused": 0, "missed": 0}  # counters, for tests and users
 _COMPILED_KEYS: set[str] = set()  # keys compiled in this process: never loaded again here
 _LOCK = threading.Lock()
@@ -487,8 +488,15 @@ def _save(entry: Any, blueprint: tuple, pending: Pending) -> str | None:
     relative.update(entry=_relative(entry_path, root), facts=_relative(facts_path, root))
     hashes = {}
     for path in list(relative.values()) + lowering.get("files", []):
-        with open(os.path.join(root, path), "rb") as handle:
-            hashes[path] = _sha(handle.read())
+        full = os.path.join(root, path)
+        try:  # a generated module is hashed only as the text its name promises (not tampered)
+            data = verified_source(full).encode() if path.endswith(".py") else None
+        except OSError:
+            return None
+        if data is None:
+            with open(full, "rb") as handle:
+                data = handle.read()
+        hashes[path] = _sha(data)
     manifest = {
         "format": FORMAT, "key": pending.key, "policy": pending.policy,
         "position": pending.position, "title": pending.title,

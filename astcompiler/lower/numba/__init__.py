@@ -91,7 +91,7 @@ def lower_graph(graph: Graph, example_inputs: list, name: str = "forward",
             whole.output_code = _header(summary) + whole.output_code
             return Lowering(whole, summary)
     accept = _never if numpy_only else _kernel_accepts
-    plan = build_plan(graph, list(example_inputs), accept=accept)
+    plan = build_plan(graph, list(example_inputs), accept=accept, gathers=True)
     def lower_sub(sub: Graph, sub_name: str, sub_numpy_only: bool) -> Lowering:
         return _sub_lowering(sub, sub_name, sub_numpy_only, structured)
 
