@@ -80,7 +80,12 @@ def test_range_of_a_dynamic_size_used_inside_stays_compiled():
         _same(compiled(x), fn(x))
 
 
-# --- R2: warnings of empty-array statistics come in a different order on numba ---------------
+# --- R2: warnings of empty-array statistics came in a different order on numba --------------
+# plan.py groups prod and std into one kernel that runs before the wrapper's NumPy mean/median;
+# an empty array (strides 0) misses the kernel's sum-layout test and ran the kernel's NumPy twin,
+# whose warnings came first. Fixed in lower/numba/wrapper.py ``twin_may_reorder``: while the call
+# can rerun, such a twin runs with its warnings held (runtime.twin_warned) and a warning reruns
+# the call with NumPy; the kernel path already reruns on its flags before the NumPy step.
 
 def prod_mean_std(x):
     return x.prod(), x.mean(), x.std()
@@ -96,33 +101,59 @@ def prod_median_std(x):
     return a, s, x.std()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "R2: lower/numba/plan.py groups prod and std into one rows kernel that runs before the "
-    "wrapper's NumPy `mean` (or `median`) step, so std's 'Degrees of freedom'/'invalid "
-    "value' warnings come before mean's 'Mean of empty slice' (the plain call: mean's "
-    "first); grouping must not move a warning-raising node across a warning-raising NumPy "
-    "step (std, mean, prod in that order matches)"))
 @pytest.mark.parametrize("fn", [prod_mean_std, many_empty_stats, prod_median_std])
 def test_warnings_of_empty_statistics_keep_program_order_numba(fn):
     _compare(fn, lambda: [(np.zeros(0),)], "numba")
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def _overflowing():
+    big = np.array([1e308, 1e308, -1e308, 2.0])
+    return [(big,), (big[::-1],), (big[::2],), (np.zeros(0),), (np.arange(4.0)[::-1],)]
+
+
 @pytest.mark.parametrize("fn", [prod_mean_std, many_empty_stats, prod_median_std])
-def test_warnings_of_empty_statistics_keep_program_order(fn, backend):
-    _compare(fn, lambda: [(np.zeros(0),), (np.zeros(0, dtype=np.int32),)], backend)
+def test_warnings_of_overflowing_statistics_keep_program_order_numba(fn):
+    """The kernel path (contiguous) and the twin path (reversed, strided) both warn in order."""
+    _compare(fn, _overflowing, "numba")
+
+
+def std_then_mean(x):
+    return x.std(), x.mean(), x.prod()
+
+
+def test_statistics_keep_program_order_with_std_first_numba():
+    """std before mean: the fused kernel runs at std's place; no warnings: its own results."""
+    _compare(std_then_mean, _overflowing, "numba")
+    _compare(prod_mean_std, lambda: [(np.arange(1.0, 6.0),), (np.arange(1.0, 6.0)[::-1],)],
+             "numba")
 
 
 # --- R3: std/var of a (0, 3) array: NaN with the sign bit clear on numba ----------------------
+# NumPy divides 0.0 by a count of 0 at run time: the FPU's default NaN (x86: sign bit set). The
+# kernel's count was the literal 0 of the traced shape, and LLVM folded 0.0/0 to +nan. Fixed in
+# lower/numba/cpu.py ``opaque_empty_count``: a static empty reduced axis reads the count (0) from
+# an empty operand's size at run time.
 
-@pytest.mark.xfail(strict=True, reason=(
-    "R3: std/var over all of an empty 2-d array: NumPy returns 0/0 = -nan (sign bit set, "
-    "0xfff8...), the numba rows kernel returns +nan: the var/std finalize template (the op's "
-    "ReductionDef, emitted by lower/numba/cpu.py finalize) computes 0/0 otherwise; the 1-d "
-    "zeros(0) case matches; the warnings match"))
 @pytest.mark.parametrize("method", ["std", "var"])
 def test_std_of_an_empty_matrix_is_numpys_nan_bits_numba(method):
     _compare(lambda x: getattr(x, method)(), lambda: [(np.zeros((0, 3)),)], "numba")
+
+
+def _empties():
+    return [(np.zeros((0, 3)),), (np.zeros((0, 3), np.float32),), (np.zeros((3, 0)),),
+            (np.zeros((2, 0, 3)),), (np.zeros(0, np.float32),), (np.zeros((0, 3), np.int32),)]
+
+
+@pytest.mark.parametrize("method", ["std", "var", "mean"])
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 1)])
+def test_statistics_over_empty_axes_are_numpys_nan_bits_numba(method, axis):
+    def fn(x):
+        return getattr(x, method)(axis=axis), getattr(x, method)(axis=axis, ddof=1) \
+            if method != "mean" else x.mean(axis=axis, dtype=np.float32)
+
+    def args():
+        return [a for a in _empties() if axis is None or a[0].ndim >= 2]
+    _compare(fn, args, "numba")
 
 
 # --- probes that pass: semantics worth keeping --------------------------------------------------

@@ -52,11 +52,13 @@ from ...config import config
 from ...graph import Node
 from .flat_sums import FlatTwin, dispatch_lines, flat_twin
 from .masked import OVERLAP_SOURCE, snapshots
-from .plan import KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
+from .optable import zero_rerun
+from .plan import GatherRule, KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
 from .unit_strides import unit_stride_test
 from .scalar import (cast, cheap, constant, empty_message, helper_imports, helper_source,
                      raises_flags, type_name)
-from .vecmath import FAST_BLOCK, big_call, call_name, fast_call, fast_import_line
+from .vecmath import (FAST_BLOCK, big_call, call_name, fast_call, fast_import_line,
+                      libm_call)
 
 LANES = 4  # independent accumulators in an unrolled reduction loop (kept for callers)
 VECTOR_LANES = 64  # lanes of a vectorized reduction (array accumulators, a power of two)
@@ -193,8 +195,10 @@ class KernelEmitter:
         self.exact = exact_rules(kernel, self.reductions)  # NumPy's float-sum dtypes and order
         self.uses_pairwise = False
         self.uses_lane_loops = False  # max/min lanes in registers (lane_loops.py)
+        self.uses_zero_watch = False  # a float max/min result reports zeros (runtime.zero_watch)
         self.fast_keys: dict[Node, str] = {}  # sin/cos members with a fast variant (fast_blocks)
         self.fast_on = False  # emitting a block's body with the fast variants
+        self.fast_select = False  # ... per element: the fast variant, libm past it (fast_blocks)
         self.fast_big = self.names("trig_big")
         self.acc = {n: self.names(f"acc_{n.name}", _ACC_PREFIXES, lanes) for n in self.reductions}
         self.elem = {n: self.names(f"e_{n.name}", suffixes=lanes) for n in self.reductions}
@@ -318,6 +322,8 @@ class KernelEmitter:
         for i in picks:
             dtype = rule.operand_dtypes[i] if i < len(rule.operand_dtypes) else None
             texts[i] = self.operand(node.args[i], dtype, ndim)
+        if isinstance(rule, GatherRule):  # the gathered array, whole (plan.KernelPlan.gathered)
+            texts[rule.table] = self.param[node.args[rule.table]]
         expr = rule.template.format(*texts)
         result = rule.result_dtype
         if result is None and rule.template == "{0}":
@@ -334,12 +340,17 @@ class KernelEmitter:
 
     def compute(self, w: _Writer, node: Node) -> None:
         text = self.pointwise(node)
-        key = self.fast_keys.get(node) if self.fast_on else None
+        key = self.fast_keys.get(node) if self.fast_on or self.fast_select else None
         if key is not None:  # the small-argument variant; the block reruns past it
             dtypes = self.k.rules[node].operand_dtypes
             arg = self.operand(node.args[0], dtypes[0] if dtypes else None, len(node.meta.shape))
-            text = text.replace(f"{call_name(key)}(", f"{fast_call(key)}(", 1)
-            w(f"{self.fast_big} = {self.fast_big} | {big_call(key)}({arg})")
+            fast = text.replace(f"{call_name(key)}(", f"{fast_call(key)}(", 1)
+            if self.fast_select:  # an element's bits do not depend on its block's others
+                libm = text.replace(f"{call_name(key)}(", f"{libm_call(key)}(", 1)
+                text = f"({fast} if not {big_call(key)}({arg}) else {libm})"
+            else:
+                text = fast
+                w(f"{self.fast_big} = {self.fast_big} | {big_call(key)}({arg})")
         w(f"{self.value(node)} = {text}", node.origin)
 
     def store(self, w: _Writer, node: Node) -> None:
@@ -462,6 +473,9 @@ class KernelEmitter:
         if rule.nan_flag:
             nan = constant(float("nan"), rule.result_dtype)
             text = f"{nan} if {self.acc_name(node, 'nan')}{at} else {text}"
+        if zero_rerun(node):  # a zero's sign is NumPy's lane order's: the wrapper reruns
+            self.uses_zero_watch = True
+            text = f"zero_watch({text})"
         return text
 
     def finish_sweep(self, w: _Writer, sweep: Sweep, at: str = "") -> None:
@@ -616,7 +630,8 @@ class KernelEmitter:
             w.close()
             self.unit_test = test
             return
-        if not rest and lanes == 1 and self.fast_keys and not self.fast_on:
+        if not rest and lanes == 1 and self.fast_keys and not self.fast_on \
+                and not self.fast_select:
             self.fast_blocks(w, d, lo, hi, body, "numba.prange" if d == prange else "range")
             return
         if rest or lanes == 1:
@@ -651,28 +666,31 @@ class KernelEmitter:
     def fast_blocks(self, w: _Writer, d: int, lo: str, hi: str, body: Callable[[], None],
                     loop: str) -> None:
         """The innermost loop of a pointwise kernel calling sin/cos: blocks of ``FAST_BLOCK``
-        elements with their small-argument variants (``vecmath.FAST_VARIANTS``), each block
-        again with the full functions when an argument was past them (the same bits where both
-        apply: only the inputs are read, the outputs are fresh), then the tail."""
+        elements with their small-argument variants (``VecFunction.fast_float64``); a block
+        with an argument past them runs again element by element, each sin/cos with the fast
+        variant or, past it, libm's (``vecmath.libm_call``), and so does the tail (one more
+        block). An element's bits do not depend on its neighbours, and the kernel holds two
+        loops of element code, not four (about half the compile time). Only the inputs are
+        read and the outputs are fresh, so a block may be computed twice."""
         blocks, start = self.names(f"blocks{d}"), self.names(f"block{d}")
         w(f"{blocks} = ({hi} - {lo}) // {FAST_BLOCK}" if lo != "0" else
           f"{blocks} = {hi} // {FAST_BLOCK}")
-        w.open(f"for {start} in {loop}({blocks}):")
+        w.open(f"for {start} in {loop}({blocks} + 1):  # the last one: the tail")
         w(f"b{d} = {lo} + {start} * {FAST_BLOCK}" if lo != "0" else f"b{d} = {start} * {FAST_BLOCK}")
-        w(f"{self.fast_big} = False")
-        for fast in (True, False):
-            if not fast:
-                w.open(f"if {self.fast_big}:  # an argument past the fast reduction: all again")
-            w.open(f"for u in range({FAST_BLOCK}):")
-            w(f"i{d} = b{d} + u")
-            self.fast_on = fast
-            body()
-            self.fast_on = False
-            w.close(1 if fast else 2)
-        w.close()
-        tail = f"{blocks} * {FAST_BLOCK}" if lo == "0" else f"{lo} + {blocks} * {FAST_BLOCK}"
-        w.open(f"for i{d} in range({tail}, {hi}):")
+        w(f"{self.fast_big} = {start} == {blocks}")
+        w.open(f"if not {self.fast_big}:")
+        w.open(f"for u in range({FAST_BLOCK}):")
+        w(f"i{d} = b{d} + u")
+        self.fast_on = True
         body()
+        self.fast_on = False
+        w.close(2)
+        w.open(f"if {self.fast_big}:  # an argument past the fast reduction, or the tail")
+        w.open(f"for i{d} in range(b{d}, min(b{d} + {FAST_BLOCK}, {hi})):")
+        self.fast_select = True
+        body()
+        self.fast_select = False
+        w.close(2)
         w.close()
 
     def fast_variants(self) -> dict[Node, str]:
@@ -742,6 +760,7 @@ class KernelEmitter:
         if self.reductions:
             dims = [self.bound(d) for d in self.k.reduce_axes if self.k.shape[d] != 1]
             w(f"count = {' * '.join(dims) if dims else '1'}")
+            self.opaque_empty_count(w)
             raised: set[str] = set()
             for node in self.reductions:
                 rule = self.rule(node)
@@ -752,6 +771,17 @@ class KernelEmitter:
                     w.close()
         for node, name in self.scalar_input.items():
             w(f"{name} = {self.param[node]}[()]")
+
+    def opaque_empty_count(self, w: _Writer) -> None:
+        """A reduced axis of static size 0: the count (0) read from an empty operand's size at
+        run time, so a finalize's 0/0 is the FPU's NaN, as NumPy's (x86: sign bit set); LLVM
+        folds a literal 0.0/0 (or one it can bound to 0) to +nan."""
+        if not any(_is_zero(self.k.shape[d]) for d in self.k.reduce_axes):
+            return
+        empty = [self.param[n] for n in self.k.inputs if n.meta is not None and not n.meta.scalar
+                 and any(_is_zero(size) for size in n.meta.shape)]
+        if empty:
+            w(f"count = {empty[0]}.size  # 0, read at run time: 0/0 is NumPy's NaN")
 
     def flat_dispatch(self, w: _Writer, parallel: bool) -> None:
         """Contiguous operands: the flattened twin (NumPy's order over coalesced axes)."""
@@ -1147,7 +1177,12 @@ class KernelEmitter:
         accumulators are unrolled scalar lanes (no buffer, no call)."""
         last = self.k.shape[-1]
         return isinstance(last, (int, np.integer)) and SHORT_ROW <= last <= PAIRWISE_LEAF \
-            and all(self.rule(n).merge and not self.rule(n).arg for n in sweep.reductions)
+            and all(self.rule(n).merge and not self.rule(n).arg for n in sweep.reductions) \
+            and not any(getattr(self.rule(n), "helpers", ()) for n in sweep.compute)
+
+    # (a summand calling a math function (softmax's ``exp``) would be inlined once per lane
+    # and the tail: nine copies, seconds of numba compile time; such a row goes through a
+    # buffer, one loop body, its sum the same leaf: ``buffered_sweep``)
 
     def short_pairwise_sweep(self, w: _Writer, sweep: Sweep, dims: list[int],
                              ranges: dict[int, tuple[str, str]]) -> None:
@@ -1307,6 +1342,10 @@ class KernelEmitter:
         top, start, size, half, count, stack = (pw[k] for k in ("top", "start", "size", "half",
                                                                 "count", "stack"))
         static = self.static_row()
+        last = self.k.shape[-1]
+        if static is None and self.k.outer >= 1 and isinstance(last, (int, np.integer)) \
+                and SHORT_ROW <= last <= PAIRWISE_LEAF:  # a leaf: block_sum8 and its tail
+            static = int(last)
         if static is not None and static <= PAIRWISE_CHUNK:  # one buffer, the tree written out
             for node in summed:
                 dtype = type_name(self.rule(node).acc_dtype)
@@ -1444,7 +1483,7 @@ def exact_rules(kernel: KernelPlan, reductions: list[Node]) -> dict[Node, Reduct
 
 
 def pairwise_tree(n: int) -> tuple[list[tuple[int, int]], Any]:
-    """NumPy's pairwise recursion over ``n > 128`` elements: its leaves (start, size) in order
+    """NumPy's pairwise recursion over ``n >= 8`` elements: its leaves (start, size) in order
     and its tree (a leaf's index, or a pair of subtrees)."""
     leaves: list[tuple[int, int]] = []
 
@@ -1502,6 +1541,8 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
         header.insert(-1, PAIRWISE_IMPORT)
     if emitter.uses_lane_loops or (emitter.twin is not None and emitter.twin.uses_lane_loops):
         header.insert(-1, lane_loops_import())
+    if emitter.uses_zero_watch or (emitter.twin is not None and emitter.twin.uses_zero_watch):
+        header.insert(-1, "from astcompiler.lower.numba.runtime import zero_watch")
     if any(raises_flags(key) for key in emitter.helpers):
         header.insert(-1, "from astcompiler.lower.numba.runtime import fp_divide_by_zero, fp_overflow")
     for line in helper_imports(emitter.helpers):
@@ -1575,3 +1616,8 @@ def _shape_text(kernel: KernelPlan) -> str:
 
 __all__ = ["KernelCode", "KernelEmitter", "Namer", "kernel_code", "LANES", "VECTOR_LANES",
            "CHUNKS"]
+
+
+def _is_zero(size: object) -> bool:
+    """A static size 0 (symbolic sizes are not)."""
+    return isinstance(size, (int, np.integer)) and size == 0

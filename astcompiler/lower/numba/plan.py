@@ -34,7 +34,8 @@ from ...graph import Graph, Node
 from ...lazy import sympy
 from ...ops import REGISTRY, Store
 from .masked import MaskedStore, find_masked_stores
-from .optable import element_rule, reads_index, region_result, stores_index
+from .optable import element_rule, gather_rule, reads_index, region_result, stores_index
+from .oprules_arrays import GatherRule
 from .oprules_common import c_ordered
 from .scalar import ReductionRule, ScalarRule, cheap, lower_reduction
 
@@ -77,6 +78,7 @@ class KernelPlan:
     store_into: Node | None = None  # fused setitem/copy_ node
     masked: MaskedStore | None = None  # a masked store: ``if mask[i]: dst[i] = ...`` (masked.py)
     stored: Node | None = None  # the output it writes into the mutation's destination
+    gathered: list[Node] = field(default_factory=list)  # inputs read whole at index values
     name: str = ""
 
     @property
@@ -225,9 +227,11 @@ def weak_scalars(graph: Graph, example_inputs: list) -> dict[Node, type]:
     return weak
 
 
-def lower_node(node: Node, weak: dict[Node, type], planned_shapes: bool = True) -> Rule | None:
+def lower_node(node: Node, weak: dict[Node, type], planned_shapes: bool = True,
+               gathers: bool = False) -> Rule | None:
     """The kernel rule of a call node, or None when the wrapper runs it with NumPy.
-    ``planned_shapes=False``: any sizes (a masked store's members, sized by its mask)."""
+    ``planned_shapes=False``: any sizes (a masked store's members, sized by its mask);
+    ``gathers``: ``x[idx]`` with an index array may be a member (``GatherRule``)."""
     if node.op != "call" or node.target not in REGISTRY or (
             planned_shapes and not _static_shape(node.meta)):
         return None
@@ -237,6 +241,8 @@ def lower_node(node: Node, weak: dict[Node, type], planned_shapes: bool = True) 
         rule = element_rule(node, weak)  # the numba op table's element rule
     elif kind == "reduction":
         rule = lower_reduction(node)
+    elif gathers:
+        rule = gather_rule(node)
     if rule is None:
         return None
     if planned_shapes and not all(_static_shape(value.meta) for value in operands(node, rule)):
@@ -375,6 +381,9 @@ class _Grouper:
     # a new member's place: a producer's group, else a compatible group of the segment, else new
     def _place(self, node: Node, segment: int) -> None:
         rule = self.rules[node]
+        if isinstance(rule, GatherRule):  # its IndexError comes before the values of later
+            self._start(node, segment)  # nodes (their members), as in NumPy, none before it
+            return
         producers: list[_Group] = []
         for value in operands(node, rule):
             group = self.group_of.get(value)
@@ -521,6 +530,11 @@ def _finish_kernel(group: _Group, index: int, rules: dict[Node, Rule],
                 kernel.inputs.append(value)
         if any(user not in members for user in node.users):
             kernel.outputs.append(node)
+        if isinstance(rules[node], GatherRule):  # the table: a whole array, not an operand
+            table = node.args[rules[node].table]
+            if table not in kernel.inputs:
+                kernel.inputs.append(table)
+            kernel.gathered.append(table)
     if kernel.style == "pointwise":
         kernel.prologue = list(kernel.nodes)
     else:
@@ -674,6 +688,8 @@ def _dim_sources(kernel: KernelPlan) -> list[Any]:
 def _parallel_dim(kernel: KernelPlan) -> int | None:
     """The dim a parallel twin splits: the first outer dim; for a whole-array reduction, the
     first axis in slices (when every reduction can merge partial results)."""
+    if kernel.gathered:  # serial: NumPy's IndexError names the first index out of bounds
+        return None
     if kernel.style == "rows" and kernel.outer == 0:
         mergeable = all(r.merge for r in kernel.rules.values() if isinstance(r, ReductionRule))
         return 0 if mergeable and kernel.shape and kernel.shape[0] != 1 else None
@@ -780,7 +796,8 @@ def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int],
     if store is None:
         return False
     dst, index, value = store.dst, store.index, store.value
-    if not isinstance(dst, Node) or not isinstance(value, Node) or kernel.stored is not None:
+    if not isinstance(dst, Node) or not isinstance(value, Node) or kernel.stored is not None \
+            or kernel.gathered:  # (a gather's IndexError after some stores: NumPy stores none)
         return False
     if value not in kernel.outputs or value.users != [mutation]:
         return False
@@ -809,12 +826,14 @@ def _fuse_store(mutation: Node, kernel: KernelPlan, order: dict[Node, int],
 
 def build_plan(graph: Graph, example_inputs: list,
                accept: Callable[[Node, Rule], bool] | None = None,
-               dynamic_stores: bool = False) -> Plan:
+               dynamic_stores: bool = False, gathers: bool = False) -> Plan:
     """Group the graph's nodes into kernels and order every step.
 
     ``accept(node, rule)`` may veto a rule (the target could not compile it): the node then
     runs with NumPy. ``dynamic_stores``: stores with run-time indices (``ey[t, :] = ...``) are
     fused too; the caller tests the destination view's sizes on each run (loop code).
+    ``gathers``: ``x[idx]`` of index arrays join the kernels that consume them (a target that
+    emits ``GatherRule``: the CPU one at the top level).
     """
     plan = Plan(graph)
     plan.roots = storage_roots(graph)
@@ -826,7 +845,7 @@ def build_plan(graph: Graph, example_inputs: list,
     rules: dict[Node, Rule] = {}
     for node in graph.nodes:
         if node.op == "call" and node not in plan.numpy_only and node not in claimed:
-            rule = lower_node(node, plan.weak)
+            rule = lower_node(node, plan.weak, gathers=gathers)
             if rule is not None and (accept is None or accept(node, rule)):
                 rules[node] = rule
     grouper = _Grouper(graph, rules)
@@ -836,6 +855,8 @@ def build_plan(graph: Graph, example_inputs: list,
     for group in grouper.groups:
         if group.style == "pointwise" and group.shape == ():
             continue  # scalar arithmetic: NumPy in the wrapper is as fast and exact
+        if all(isinstance(rules[n], GatherRule) for n in group.nodes):
+            continue  # a gather nothing consumes in the kernel: NumPy's is as fast
         kernel = _finish_kernel(group, len(plan.kernels), rules, grouper.group_of)
         if not all(isinstance(src, (tuple, int, np.integer)) for src in kernel.dims):
             continue  # a symbolic size no operand carries (the loop bound is unknown): NumPy
@@ -997,8 +1018,9 @@ def planned_shape_tests(kernel: KernelPlan, inputs: list[Node], dims: list[str],
     dims_proven = all(not isinstance(src, tuple) or src[0] in proven for src in kernel.dims)
     for node in inputs:
         meta = node.meta
-        if meta is None or meta.scalar or not meta.shape:
-            continue
+        if meta is None or meta.scalar or not meta.shape \
+                or (node in kernel.gathered and not any(kernel.uses(node))):
+            continue  # (a gather's table: any size, its indices are checked)
         unproven = _unproven_axes(kernel, node)
         tests += [f"{name(node)}.shape[{j}] == {dims[d]}" for j, d in unproven]
         if unproven:

@@ -23,8 +23,9 @@ from ...ops import REGISTRY
 from ...ops.python_scalars import PYTHON_OPS
 from ..places import literal_place
 from .cpu import KernelCode, Namer
+from .flat_sums import exact_sum_test
 from .oprules_common import reads_index, stores_index
-from .optable import numba_rule
+from .optable import numba_rule, zero_rerun
 from .scalar import python_int_bounds, raises_flags, type_name
 from .scans import scan_key
 from .border_copy import border_copies, emit_border_copy
@@ -34,12 +35,13 @@ from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operan
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward", "___empty",
                                            "___fallback", "___error", "___rt", "___strict",
-                                           "___fp_token"}
+                                           "___fp_token", "___zeros"}
 # a wrapper whose writes cannot be rerun reads ``np.errstate`` up front (``runtime.strict``), or
 # takes it as the keyword ``STRICT`` (then it has the attribute ``TAKES_STRICT``): a host loop
 # around it reads the errstate once instead of once per iteration
 STRICT = "___strict"
 FP_TOKEN = "___fp_token"  # ``runtime.fp_defer``'s token while NumPy steps' warnings wait
+ZERO_COUNT = "___zeros"  # ``runtime.ZEROS.value`` before a kernel with float max/min results
 TAKES_STRICT = "takes_strict"
 
 
@@ -236,9 +238,12 @@ class WrapperWriter:
             self.var[node] = self.names(node.name)
         dims = [self.dim_expr(kernel, d) for d in range(len(kernel.shape))]
         checks = self.planned_shapes(kernel, code, dims)
+        layouts = exact_sum_test(kernel, code.inputs, lambda n: self.var[n])
+        if layouts is not None:  # float sums: NumPy's order on these layouts only
+            checks.append(f"({layouts})")
         if checks:  # a loop body: shapes traced on one trip may change on the next
-            self.emit(f"if not ({' and '.join(checks)}):  # not the traced shapes: NumPy",
-                      origin)
+            self.emit(f"if not ({' and '.join(checks)}):  # not the traced shapes or sum "
+                      "layouts: NumPy", origin)
             self.unplanned(kernel, code, origin)
             self.emit("else:", origin)
             self.nesting += 1
@@ -269,8 +274,16 @@ class WrapperWriter:
         """The kernel's nodes with NumPy (broadcasting and errors as eager), then its store."""
         outputs = [self.var[n] for n in code.buffers + code.returns]
         inputs = ", ".join(self.var[n] for n in code.inputs)
-        self.emit(f"{', '.join(outputs)}, = ___fallback.localize.numpy_kernel({code.name!r})"
-                  f"({inputs})", origin, 3)
+        if self.twin_may_reorder(kernel):  # its warnings would come before a NumPy step's
+            token = f", {FP_TOKEN}" if self.fp_deferring else ""
+            self.emit(f"___twin, ___warned = ___rt.twin_warned(___fallback.localize.numpy_kernel("
+                      f"{code.name!r}), ({inputs},){token})", origin, 3)
+            self.emit("if ___warned:", origin, 3)
+            self.rerun(origin, 4, "  # the twin warns: NumPy's order from the start")
+            self.emit(f"{', '.join(outputs)}, = ___twin", origin, 3)
+        else:
+            self.emit(f"{', '.join(outputs)}, = ___fallback.localize.numpy_kernel("
+                      f"{code.name!r})({inputs})", origin, 3)
         mutation = kernel.store_into
         if mutation is None:
             return
@@ -279,6 +292,22 @@ class WrapperWriter:
             self.emit(f"{dst}[{self.index(mutation.args[1])}] = {value}", mutation.origin, 3)
         else:
             self.emit(f"{self.ops[_op_key(mutation)]}({dst}, {value})", mutation.origin, 3)
+
+    def twin_may_reorder(self, kernel: KernelPlan) -> bool:
+        """Whether the kernel's NumPy twin would warn out of the plain call's order: one of its
+        nodes that may warn comes, in the program, after a NumPy step that may warn and that
+        the plan runs after the kernel (``plan.py`` groups across it). Then, while the call can
+        still rerun, the twin runs with its warnings held (``runtime.twin_warned``)."""
+        if not self.fp_can_rerun or kernel.store_into is not None \
+                or kernel.masked is not None or not checks_fp(kernel):
+            return False
+        order = {node: i for i, node in enumerate(self.plan.graph.nodes)}
+        last = max((order.get(n, -1) for n in kernel.nodes if may_set_fp_flags(n)), default=-1)
+        index = next((i for i, step in enumerate(self.plan.steps)
+                      if isinstance(step, KernelStep) and step.kernel is kernel), None)
+        return index is not None and any(
+            isinstance(step, NodeStep) and fp_step_kind(step.node) != "none"
+            and order.get(step.node, last) < last for step in self.plan.steps[index + 1:])
 
     def planned_call(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                      origin: str | None) -> None:
@@ -301,10 +330,16 @@ class WrapperWriter:
             self.note_effect(kernel.masked.store)
             if checked and not self.fp_can_rerun and single_ufunc(kernel) is None:
                 snapshot = self.masked_snapshot(kernel, origin)
+        zeros = kernel.masked is None and self.fp_can_rerun and watches_zeros(kernel)
+        if zeros:
+            self.emit(f"{ZERO_COUNT} = ___rt.ZEROS.value", origin)
         self.call(kernel, code, dims, origin, 2)
         if checked:
             self.check_fp(kernel, code, origin, snapshot=snapshot)
             self.give_snapshot(snapshot, origin)
+        if zeros:  # NumPy's sign of a zero max/min is its SIMD lane order's (runtime.zero_watch)
+            self.emit(f"if ___rt.ZEROS.value != {ZERO_COUNT}:", origin)
+            self.rerun(origin, 3, "  # a float max/min is a zero: NumPy's sign")
 
     def allocations(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                     origin: str | None) -> None:
@@ -797,7 +832,8 @@ def in_place_buffers(kernel: KernelPlan, code: KernelCode) -> dict[Node, Node]:
                   and REGISTRY[n.target].threaded and n.meta is not None and not n.meta.scalar
                   and REGISTRY[n.target].returns_input is None
                   and n.meta.ndim >= 1 and tuple(n.meta.shape) == tuple(kernel.shape)
-                  and n.users and all(u in members for u in n.users)]
+                  and n.users and all(u in members for u in n.users)
+                  and n not in kernel.gathered]  # (a gather reads any element at any time)
     reuse: dict[Node, Node] = {}
     for node in code.buffers:
         if node is kernel.stored or node.meta is None or node.meta.scalar:
@@ -903,6 +939,12 @@ def single_ufunc(kernel: KernelPlan) -> str | None:
     op = REGISTRY.ops.get(kernel.nodes[0].target)
     impl = getattr(op, "impl", None)
     return impl.__name__ if isinstance(impl, np.ufunc) else None
+
+
+def watches_zeros(kernel: KernelPlan) -> bool:
+    """Whether a kernel computes a float max/min reduction whose zero result reruns the call
+    with NumPy (the op table's ``zero_rerun``; the kernel counts it: ``runtime.zero_watch``)."""
+    return any(zero_rerun(node) for node in kernel.nodes)
 
 
 def checks_fp(kernel: KernelPlan) -> bool:
