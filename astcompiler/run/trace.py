@@ -19,13 +19,13 @@ import itertools
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 import warnings
 from typing import Any, Callable
 
 from ..config import config
+from ..source.loading import atomic_write
 
 FORMAT = 1  # compile.json's "format": bumped when a field changes meaning
 ARTEFACTS = {  # CacheEntry attribute -> file name
@@ -43,19 +43,8 @@ def trace_dir() -> str:
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    folder = os.path.dirname(path) or "."
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` (UTF-8) to ``path`` atomically (``source/loading.atomic_write``)."""
+    atomic_write(path, text.encode("utf-8"))
 
 
 def _next_name(fn: Callable) -> str:

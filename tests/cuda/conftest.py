@@ -9,3 +9,28 @@ _ON = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0") \
     or os.environ.get("ASTCOMPILER_CUDA_TESTS") == "1"
 
 collect_ignore_glob = [] if _ON else ["test_*.py"]
+
+
+if _ON:
+    import pytest
+
+    @pytest.fixture
+    def copies(monkeypatch):
+        """Counts the host->device and device->host array copies of the wrappers' transfers."""
+        from numba import cuda
+
+        from astcompiler.lower.numba.cuda import runtime
+
+        counts = {"up": 0, "down": 0}
+        real_up, real_down = cuda.to_device, runtime.to_host
+
+        def up(value, *args, **kwargs):
+            counts["up"] += 1
+            return real_up(value, *args, **kwargs)
+
+        def down(value):
+            counts["down"] += 1
+            return real_down(value)
+        monkeypatch.setattr(cuda, "to_device", up)
+        monkeypatch.setattr(runtime, "to_host", down)
+        return counts

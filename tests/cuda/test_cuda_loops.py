@@ -43,22 +43,6 @@ def host(value):
     return value.copy_to_host() if is_device_array(value) else value
 
 
-@pytest.fixture
-def copies(monkeypatch):
-    """Counts host->device and device->host copies made by the wrappers' transfers."""
-    counts = {"up": 0, "down": 0}
-    real_up, real_down = cuda.to_device, runtime.to_host
-
-    def up(value, *args, **kwargs):
-        counts["up"] += 1
-        return real_up(value, *args, **kwargs)
-
-    def down(value):
-        counts["down"] += 1
-        return real_down(value)
-    monkeypatch.setattr(cuda, "to_device", up)
-    monkeypatch.setattr(runtime, "to_host", down)
-    return counts
 
 
 def test_for_loop_around_kernels_keeps_data_on_the_device(copies):

@@ -15,22 +15,6 @@ from astcompiler.lower.numba.cuda.devices import is_device_array
 cuda = pytest.importorskip("numba.cuda")
 
 
-@pytest.fixture
-def copies(monkeypatch):
-    """Counts the host->device and device->host array copies of the wrappers' transfers."""
-    counts = {"up": 0, "down": 0}
-    real_up, real_down = cuda.to_device, runtime.to_host
-
-    def up(value, *args, **kwargs):
-        counts["up"] += 1
-        return real_up(value, *args, **kwargs)
-
-    def down(value):
-        counts["down"] += 1
-        return real_down(value)
-    monkeypatch.setattr(cuda, "to_device", up)
-    monkeypatch.setattr(runtime, "to_host", down)
-    return counts
 
 
 def scaled(x, y, s):
