@@ -109,15 +109,17 @@ def read_parts(entry: Any) -> Parts:
 
 def strip_imports(source: str, what: str) -> str:
     """``source`` without ``from __future__`` lines; an astcompiler import is an ``ExportError``
-    unless it is the wrapper's kernel imports or its runtime import (replaced by the sections)."""
+    unless it is the wrapper's kernel imports or an import of runtime names (``zero_watch``): the
+    module's sections define both."""
     kept = []
     for line in source.splitlines():
         stripped = line.strip()
         if stripped.startswith("from __future__"):
             continue
         if re.match(r"from kernel_\w+ import ", stripped) or \
-                stripped == "import astcompiler.lower.numba.runtime as ___rt":
-            continue
+                stripped == "import astcompiler.lower.numba.runtime as ___rt" or \
+                re.match(r"from astcompiler\.lower\.numba\.runtime import [\w, ]+$", stripped):
+            continue  # the kernels, and runtime names: the module defines them (its sections)
         if re.match(r"(from|import) astcompiler\b|from \.", stripped):
             raise ExportError(f"the {what} imports astcompiler ({stripped}); it cannot run "
                               "standalone")
