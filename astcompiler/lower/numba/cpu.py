@@ -167,6 +167,7 @@ def _arithmetic(template: str) -> bool:
 
 
 class KernelEmitter:
+    watches_zeros = True  # float max/min results report zeros (the CPU wrapper checks; not CUDA)
     """Emits one kernel function (serial or parallel) for a ``KernelPlan``."""
 
     def __init__(self, kernel: KernelPlan, plan: Plan, nested: bool = False,
@@ -473,7 +474,7 @@ class KernelEmitter:
         if rule.nan_flag:
             nan = constant(float("nan"), rule.result_dtype)
             text = f"{nan} if {self.acc_name(node, 'nan')}{at} else {text}"
-        if zero_rerun(node):  # a zero's sign is NumPy's lane order's: the wrapper reruns
+        if self.watches_zeros and zero_rerun(node):  # a zero's sign: the CPU wrapper reruns
             self.uses_zero_watch = True
             text = f"zero_watch({text})"
         return text

@@ -200,6 +200,8 @@ class CudaEmitter(KernelEmitter):
     as scalar values. ``DECORATOR`` and ``GRID`` (first flat index, stride): a device loop's
     device functions use one block's threads (``loops.py``)."""
 
+    watches_zeros = False  # no ZEROS counter check around CUDA launches
+
     DECORATOR = "@cuda.jit"
     GRID = ("cuda.grid(1)", "cuda.gridsize(1)")
 
