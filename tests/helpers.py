@@ -37,6 +37,20 @@ def clone(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+def assert_same_bits(got: Any, want: Any) -> None:
+    """Type, dtype, shape and bytes (NaN sign bits included), recursive for tuples and lists."""
+    assert type(got) is type(want), f"{type(got)} != {type(want)}"
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same_bits(g, w)
+    elif isinstance(want, (np.ndarray, np.generic)):
+        assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), f"{got!r} != {want!r}"
+    else:
+        assert repr(got) == repr(want)
+
+
 def assert_same(actual: Any, expected: Any) -> None:
     """Same type, dtype, shape and values (within float rounding); recursive for containers."""
     assert type(actual) is type(expected), f"type {type(actual)} != {type(expected)}"

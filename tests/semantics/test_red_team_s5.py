@@ -12,21 +12,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from tests.helpers import BACKENDS, outcome
-
-
-def _same(got, want) -> None:
-    """Type, dtype, shape and bytes (NaN sign bits included), recursive for tuples and lists."""
-    assert type(got) is type(want), f"{type(got)} != {type(want)}"
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-    elif isinstance(want, (np.ndarray, np.generic)):
-        assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
-        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), f"{got!r} != {want!r}"
-    else:
-        assert repr(got) == repr(want)
+from tests.helpers import BACKENDS, assert_same_bits, outcome
 
 
 def _compare(fn, make_args, backend) -> None:
@@ -36,7 +22,7 @@ def _compare(fn, make_args, backend) -> None:
         want, want_error, want_warnings = outcome(fn, args)
         got, got_error, got_warnings = outcome(compiled, args)
         assert got_error == want_error
-        _same(got, want)
+        assert_same_bits(got, want)
         ours = [w for w in got_warnings if not w[1].startswith("astcompiler")]
         assert ours == want_warnings
 
@@ -77,7 +63,7 @@ def test_range_of_a_dynamic_size_used_inside_stays_compiled():
     compiled = ac.compile(fn, backend="eager", dynamic=True)
     for n in (2, 4, 7):
         x = np.arange(float(n))
-        _same(compiled(x), fn(x))
+        assert_same_bits(compiled(x), fn(x))
 
 
 # --- R2: warnings of empty-array statistics came in a different order on numba --------------
@@ -166,7 +152,7 @@ def test_seeded_generator_state_advances_like_the_plain_call(backend):
     compiled = ac.compile(fn, backend=backend)
     for seed, n in ((0, 3), (1, 5), (2, 3)):
         r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
-        _same(compiled(np.zeros(n), r2), fn(np.zeros(n), r1))
+        assert_same_bits(compiled(np.zeros(n), r2), fn(np.zeros(n), r1))
         assert r2.bit_generator.state == r1.bit_generator.state
 
 
@@ -185,7 +171,7 @@ def test_print_and_f_strings_of_arrays_and_shapes(backend):
             want = fn(x.copy())
         with contextlib.redirect_stdout(compiled_out):
             got = compiled(x.copy())
-        _same(got, want)
+        assert_same_bits(got, want)
         assert compiled_out.getvalue() == plain_out.getvalue()
 
 
@@ -209,7 +195,7 @@ def test_try_except_finally_around_an_index_error(backend):
         with contextlib.redirect_stdout(compiled_out):
             got = outcome(compiled, (np.arange(3.0), i))
         assert got[1:] == want[1:]
-        _same(got[0], want[0])
+        assert_same_bits(got[0], want[0])
         assert compiled_out.getvalue() == plain_out.getvalue()
 
 
@@ -244,7 +230,7 @@ def test_in_place_add_on_a_reversed_view_mutates_the_caller(backend):
         a, b = x.copy(), x.copy()
         got = compiled(b)
         assert got is b
-        _same(b, fn(a))
+        assert_same_bits(b, fn(a))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
