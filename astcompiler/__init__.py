@@ -19,7 +19,7 @@ from .lower import check_backend, list_backends, register_backend
 from .run import CompiledFunction, ExplainOutput, all_compiled_functions, explain, show
 from .run.stance import set_stance
 from .run.compiled import compile_callable, validate_function
-from .gradients import grad, value_and_grad, vjp
+from .gradients import grad, jvp, value_and_grad, vjp
 
 if TYPE_CHECKING:
     from typing import ParamSpec
@@ -197,7 +197,7 @@ __all__ = [
     "config", "explain", "show", "reset",
     "exc", "pytree", "nn", "testing",
     "CompiledFunction", "ExplainOutput", "list_backends", "register_backend",
-    "grad", "value_and_grad", "vjp",
+    "grad", "value_and_grad", "vjp", "jvp",
 ]
 
 

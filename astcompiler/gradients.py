@@ -109,6 +109,24 @@ def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple
     return out, vjp_fn
 
 
+def jvp(fn: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    """``(fn(*primals), J @ tangents)``: the forward-mode derivative of ``fn`` along
+    ``tangents`` (one per primal, shaped like it). Computed as the transpose of the linear map
+    ``vjp_fn`` (a VJP of the VJP: every backward rule is linear in its cotangent and made of
+    differentiable ops), so it needs no forward-mode rules; it costs two backward passes."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    out = fn(*primals)
+    n = len(primals)
+    pull = _wrapper(_spec(fn, tuple(range(n)), False, "vjp", _run_eagerly), "vjp")
+    push = _wrapper(_spec(pull, (n,), False, "vjp", _run_eagerly), "vjp")  # d pull / d cotangent
+
+    import numpy as np
+    (tangent_out,) = push(*primals, np.zeros_like(out), tangents)
+    return out, tangent_out
+
+
 def _building(api: Callable[..., Any]) -> Callable[..., Any]:
     """Inside compiled code ``ac.grad(f)`` just builds the gradient function (its call is
     captured)."""
@@ -120,4 +138,4 @@ def _building(api: Callable[..., Any]) -> Callable[..., Any]:
 HANDLERS[grad] = _building(grad)
 HANDLERS[value_and_grad] = _building(value_and_grad)
 
-__all__ = ["grad", "value_and_grad", "vjp"]
+__all__ = ["grad", "jvp", "value_and_grad", "vjp"]

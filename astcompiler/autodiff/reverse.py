@@ -117,10 +117,13 @@ def analyze(nodes: list[Node], wrt: list[Node]) -> ForwardFacts:
         if node.op == "region":
             inputs = [resolve(n) for n in node.all_input_nodes()]
             if any(n in facts.needs for n in inputs):
-                if node.target != "nonstrict_call":
-                    raise _not_differentiable(node, f"a {node.target} region (a loop or branch "
-                                                    "on run-time values): not differentiable yet")
-                facts.needs.add(node)  # through its traced subgraph (recomputed)
+                write = _write_inside(node)
+                if write is not None:  # its reads after the region would miss the write
+                    raise _not_differentiable(write, "a write into an array inside a loop or "
+                                              "branch on run-time values; carry the value "
+                                              "instead (`s = s + ...`) or collect results in a "
+                                              "list and `np.stack` them")
+                facts.needs.add(node)  # through its traced subgraph(s): regions.py
                 facts.args[node] = (map_nodes(node.args, resolve), {})
             continue
         if node.op != "call":
@@ -151,6 +154,19 @@ def analyze(nodes: list[Node], wrt: list[Node]) -> ForwardFacts:
         if _differentiable(node) and inputs & facts.needs:
             facts.needs.add(node)
     return facts
+
+
+def _write_inside(region: Node) -> Node | None:
+    """The first write (a ``store`` op) in the subgraphs of a loop or branch region."""
+    if region.target == "nonstrict_call":
+        return None  # its body is emitted again as nodes of this graph (versions apply)
+    for sub in region.info.subgraphs.values():
+        for node in sub.nodes:
+            found = _write_inside(node) if node.op == "region" else node if (
+                node.op == "call" and REGISTRY[node.target].store is not None) else None
+            if found is not None:
+                return found
+    return None
 
 
 def _nodes_in(value: Any) -> set[Node]:
@@ -208,11 +224,15 @@ def _store_vjp(node: Node, facts: ForwardFacts, value_of: ValueOf, g: Any,
 Replay = Callable[[Node, tuple], tuple[list[Node], list[Any], ValueOf]]
 # a nonstrict_trace region and its argument values -> its traced body emitted again (nodes,
 # output values, their value lookup): the backward pass of a region recomputes its forward
+RegionRule = Callable[[Node, tuple, dict, tuple], tuple]
+# a loop or branch region, its argument values, the cotangents of its results (by index) and
+# which arguments carry gradient -> one cotangent per argument (autodiff/regions.py)
 
 
 def backward(nodes: list[Node], outputs: list[tuple[Node, Any]], wrt: list[Node],
              value_of: ValueOf, tag: Tagger | None = None,
-             replay: Replay | None = None, observe: frozenset = frozenset()) -> BackwardResult:
+             replay: Replay | None = None, observe: frozenset = frozenset(),
+             region_rule: RegionRule | None = None) -> BackwardResult:
     """Cotangents of ``wrt`` for the computation ``nodes`` (forward order) whose results
     ``outputs`` have the given cotangents (seeds); backward nodes are emitted through the
     values ``value_of`` gives (traced arrays), each rule inside ``tag(forward node)``. The
@@ -224,9 +244,15 @@ def backward(nodes: list[Node], outputs: list[tuple[Node, Any]], wrt: list[Node]
         _accumulate(ct, facts.current.get(output, output), seed, facts.needs)
     regions: dict[Node, dict[int, Any]] = {}  # nonstrict region -> cotangents of its results
     observed: dict[Node, Any] = {}
+    targets = set(wrt)  # a computed value differentiated against: its cotangent is the answer
     for node in reversed(nodes):
+        if node in targets:
+            continue
         if node.op == "region" and node in facts.needs:
-            _region_vjp(node, facts, value_of, regions.pop(node, {}), ct, tag, replay)
+            if node.target == "nonstrict_call":
+                _region_vjp(node, facts, value_of, regions.pop(node, {}), ct, tag, replay)
+            else:
+                _loop_vjp(node, facts, value_of, regions.pop(node, {}), ct, tag, region_rule)
             continue
         if node.op != "call" or node not in facts.needs:
             continue
@@ -289,6 +315,24 @@ def _region_vjp(node: Node, facts: ForwardFacts, value_of: ValueOf, results: dic
                  if k in results and hasattr(out, "node")]
         inner = backward(body, seeds, wanted, inner_value_of, tag, replay)
     for arg, g in zip(wanted, inner.grads):
+        _accumulate(ct, arg, g, facts.needs)
+
+
+def _loop_vjp(node: Node, facts: ForwardFacts, value_of: ValueOf, results: dict[int, Any],
+              ct: dict[Node, Any], tag: Tagger, rule: RegionRule | None) -> None:
+    """A loop or branch region: ``rule`` emits its backward region(s)."""
+    if not results:
+        return
+    if rule is None:
+        raise _not_differentiable(node, f"a {node.target} region inside a nonstrict_trace call")
+    args, _ = facts.args[node]
+    wants = tuple(isinstance(a, Node) and a in facts.needs for a in args)
+    with tag(node):
+        values = map_nodes(args, lambda n: n.args[0] if n.op == "call" and REGISTRY[
+            n.target].literal and isinstance(n.args[0], (bool, int, float, np.generic)) else
+            _value(n, facts, value_of))  # a loop's Python number state: its literal
+        cotangents = rule(node, values, results, wants)
+    for arg, g in zip(args, cotangents):
         _accumulate(ct, arg, g, facts.needs)
 
 

@@ -24,6 +24,7 @@ from ..graph import Node
 from ..pytree import DEFAULT as pytrees
 from ..nn.hooks import observe_backward_calls
 from .module_hooks import Recording, emit_hook_calls, observed_nodes, refuse_hooked_call
+from .regions import region_vjp
 from .reverse import BACKWARD, backward, user_error
 
 MODES = ("grad", "value_and_grad", "vjp")
@@ -119,7 +120,8 @@ class GradSpec:
         replay = lambda region, values: _replay(tracer, region, values, value_of)  # noqa: E731
         with _tagging(graph, None):  # the seeds and the finishing casts: the grad call's line
             done = backward(nodes, outputs, [p.node for p in wrt_proxies], value_of, tag, replay,
-                            observe=observed_nodes(recording))
+                            observe=observed_nodes(recording),
+                            region_rule=lambda *a: region_vjp(runtime, *a, tag))
             emit_hook_calls(tracer, recording, done, value_of, tag, replay)
         grads = done.grads
         grads_by_node = dict(zip([id(p) for p in wrt_proxies], grads))

@@ -167,11 +167,9 @@ def long_loop(x):
     return s
 
 
-def test_loop_region_is_not_differentiable_yet():
+def test_loop_region_is_differentiated():  # over unroll_limit: a region (test_region_gradients)
     x = RNG.standard_normal((100, 2))
-    with pytest.raises(ac.exc.Unsupported, match=r"region \(a loop or branch on run-time "
-                                                 r"values\): not differentiable yet"):
-        ac.grad(long_loop)(x)
+    assert_gradients(long_loop, [x], ac.grad(long_loop)(x))
 
 
 # ----- composition with ac.compile ------------------------------------------------------------

@@ -44,7 +44,8 @@ def test_all_is_the_design_contract():
                       "mark_static", "set_stance", "config", "explain", "show", "reset", "exc",
                       "pytree", "nn", "testing", "grad", "value_and_grad", "vjp"}
     public = set(ac.__all__)
-    extra = {"CompiledFunction", "ExplainOutput", "list_backends", "register_backend"}
+    extra = {"CompiledFunction", "ExplainOutput", "list_backends", "register_backend",
+             "jvp"}  # jvp: issue 13 asks for a JVP; DESIGN.md section 2 predates it
     assert public - documented == extra
     pending = documented - public  # planned in DESIGN.md, not shipped yet (e.g. gradients)
     assert pending <= {"grad", "value_and_grad", "vjp"}

@@ -186,7 +186,10 @@ def filled_like(function: str) -> LoopRule:
     def rule(emitter: LoopEmitter, node: Node) -> Any:
         if node.kwargs.get("shape"):
             return NOT_MINE
-        return f"{function}({emitter.value(node.args[0])}.shape, {type_name(node.meta.dtype)})"
+        arg = node.args[0]
+        if isinstance(arg, Node) and arg.meta is not None and arg.meta.ndim == 0:
+            return f"{function}((), {type_name(node.meta.dtype)})"  # a scalar has no .shape
+        return f"{function}({emitter.value(arg)}.shape, {type_name(node.meta.dtype)})"
     return rule
 
 
