@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..run.trace import load_trace
+from ..run.trace import load_limit_hits, load_trace
 from .graphsvg import graph_svg
 from .highlight import CSS as CODE_CSS, code_block, pygments_available
 from .page import PAGE_CSS, PAGE_SCRIPT
@@ -40,6 +40,7 @@ class Function:
     file: str
     line: int
     compiles: list[dict[str, Any]] = field(default_factory=list)
+    limit_hits: list[dict[str, Any]] = field(default_factory=list)  # run/trace.record_limit_hit
 
     @property
     def recompiles(self) -> int:
@@ -54,15 +55,29 @@ class Function:
         return sum(c.get("compile_time", 0.0) for c in self.compiles)
 
 
-def group(records: list[dict[str, Any]]) -> list[Function]:
-    """The records by function (file, first line, qualified name), in order of first compile."""
+def group(records: list[dict[str, Any]],
+          limit_hits: list[dict[str, Any]] | None = None) -> list[Function]:
+    """The records (and recompile-limit hits) by function (file, first line, qualified name), in
+    order of first compile."""
     functions: dict[str, Function] = {}
-    for record in records:
+    for record in [*records, *(limit_hits or [])]:
         key = f'{record["file"]}:{record["line"]}:{record["function"]}'
         if key not in functions:
             functions[key] = Function(key, record["title"], record["file"], record["line"])
-        functions[key].compiles.append(record)
+        if "limit" in record:
+            functions[key].limit_hits.append(record)
+        else:
+            functions[key].compiles.append(record)
     return list(functions.values())
+
+
+def limit_text(hit: dict[str, Any]) -> str:
+    """A recompile-limit hit in words: the limit, and what the call did instead."""
+    then = ("raised FailOnRecompileLimitHit (config.fail_on_recompile_limit_hit)"
+            if hit.get("outcome") == "raised" else
+            "ran the plain function (eager); so do later calls that no entry's guard passes")
+    return (f'hit config.recompile_limit ({hit.get("limit")}) with {hit.get("entries")} entries: '
+            f"the call {then}")
 
 
 def dynamic_text(described: dict[str, Any]) -> str:
@@ -108,9 +123,10 @@ class Page:
     """Builds the HTML; ids: ``fn-<i>`` functions, ``c-<i>`` compiles, ``src-<i>-L<n>`` lines."""
 
     def __init__(self, records: list[dict[str, Any]], trace_dir: str, layout: str = "auto",
-                 use_pygments: bool | None = None) -> None:
+                 use_pygments: bool | None = None,
+                 limit_hits: list[dict[str, Any]] | None = None) -> None:
         self.records = records
-        self.functions = group(records)
+        self.functions = group(records, limit_hits)
         self.trace_dir = trace_dir
         self.layout = layout
         self.use_pygments = pygments_available() if use_pygments is None else use_pygments
@@ -153,8 +169,10 @@ class Page:
     def index(self) -> str:
         rows = [[f'<a href="#fn-{i}">{_e(fn.title)}</a>', self.line_link(fn.file, fn.line),
                  f"num:{len(fn.compiles)}", f"num:{fn.recompiles}", f"num:{fn.breaks}",
-                 f"num:{fn.compile_time:.3f}"] for i, fn in enumerate(self.functions)]
-        headers = ["function", "defined at", "compiles", "recompiles", "graph breaks", "compile s"]
+                 f"num:{len(fn.limit_hits)}", f"num:{fn.compile_time:.3f}"]
+                for i, fn in enumerate(self.functions)]
+        headers = ["function", "defined at", "compiles", "recompiles", "graph breaks",
+                   "recompile limit hits", "compile s"]
         listing = table("index", headers, rows,
                         [f' data-fn="fn-{i}"' for i in range(len(self.functions))])
         return ('<section id="index"><h2>Compiled functions</h2>'
@@ -215,7 +233,17 @@ class Page:
                 f"<p>defined at {where}; {len(fn.compiles)} compiles, {fn.recompiles} "
                 f"recompiles, {fn.breaks} graph breaks</p>"
                 f'<h3>Entries and recompile history</h3><ol class="history">{"".join(history)}'
-                "</ol>" + "".join(self.compile(r) for r in fn.compiles) + "</section>")
+                "</ol>" + "".join(self.limit_hit(h) for h in fn.limit_hits)
+                + "".join(self.compile(r) for r in fn.compiles) + "</section>")
+
+    def limit_hit(self, hit: dict[str, Any]) -> str:
+        """A recompile-limit hit: what happened next, the guard each entry failed, the inputs."""
+        failed = "".join(f"<li>{_e(r)}</li>" for r in hit.get("failed_guards", []))
+        inputs = [[_e(i["name"]), _e(i["type"]), _e(i.get("dtype", "")),
+                   _e(i.get("shape", i.get("value", "")))] for i in hit.get("inputs", [])]
+        return (f'<div class="limit-hit"><b>recompile limit</b>: {_e(limit_text(hit))}'
+                f"<p>the guard each entry failed:</p><ul>{failed}</ul>"
+                + table("inputs", ["input", "type", "dtype", "shape / value"], inputs) + "</div>")
 
     def compile(self, record: dict[str, Any]) -> str:
         summary = (f'entry {record.get("index", 0)}: {_e(record["kind"])}, '
@@ -284,16 +312,17 @@ class Page:
 
 def build_report(trace_dir: str, *, layout: str = "auto", use_pygments: bool | None = None) -> str:
     """The HTML page of every compile recorded under ``trace_dir``."""
-    return Page(load_trace(trace_dir), trace_dir, layout, use_pygments).render()
+    return Page(load_trace(trace_dir), trace_dir, layout, use_pygments,
+                load_limit_hits(trace_dir)).render()
 
 
 def write_report(trace_dir: str, output: str, **options: Any) -> int:
     """Write the page to ``output``; returns the number of compiles in it."""
     records = load_trace(trace_dir)
-    text = Page(records, trace_dir, **options).render()
+    text = Page(records, trace_dir, limit_hits=load_limit_hits(trace_dir), **options).render()
     with open(output, "w", encoding="utf-8") as handle:
         handle.write(text)
     return len(records)
 
 
-__all__ = ["build_report", "write_report", "group", "Function", "dynamic_text"]
+__all__ = ["build_report", "write_report", "group", "Function", "dynamic_text", "limit_text"]

@@ -17,6 +17,7 @@ details.compile{border:1px solid #ccc;border-radius:6px;margin:10px 0;padding:6p
 details.compile>summary{font-weight:600;cursor:pointer}details.artefact>summary{cursor:pointer;color:#0b57d0}
 .graph-break{background:#fff3e0;border-left:4px solid #fb8c00;padding:6px 10px;margin:8px 0}
 .recompile-reason{background:#fce4ec;border-left:4px solid #d81b60;padding:6px 10px;margin:8px 0}
+.limit-hit{background:#fff3e0;border-left:4px solid #ef6c00;padding:6px 10px;margin:8px 0}
 ol.history li.recompile{color:#ad1457}.graph-box{overflow-x:auto}
 pre.code{background:#fafafa;border:1px solid #eee;padding:6px;overflow-x:auto;font-size:12px;line-height:1.35}
 pre.code .ln{display:block}pre.code .no{display:inline-block;width:3.2em;color:#aaa;user-select:none}

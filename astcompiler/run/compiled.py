@@ -84,6 +84,7 @@ class CompiledFunction(Generic[_P, _R]):
         self._entries: tuple[CacheEntry, ...] = ()
         self._lock = threading.RLock()
         self._warned_limit = False
+        self._traced_limit = False  # the first recompile-limit hit is in the compile trace
         self._warned_no_source = False
         self._last_failure: list[str] = []
         self._automatic: dict[str, set[int]] = {}  # sources whose sizes changed: made dynamic
@@ -107,7 +108,7 @@ class CompiledFunction(Generic[_P, _R]):
         with self._lock:
             self._entries = ()
             self._automatic = {}
-            self._warned_limit = False
+            self._warned_limit = self._traced_limit = False
 
     def __repr__(self) -> str:
         return f"<astcompiler.CompiledFunction {self.title}, {len(self._entries)} entries>"
@@ -294,6 +295,7 @@ class CompiledFunction(Generic[_P, _R]):
                 raise RecompileError(f"recompiling {self.title} (config.error_on_recompile): "
                                      + "; ".join(reasons))
             if len(self._entries) >= config.recompile_limit:
+                self._trace_limit(args, kwargs, reasons)
                 if config.fail_on_recompile_limit_hit:
                     raise FailOnRecompileLimitHit(
                         f"{self.title} hit config.recompile_limit ({config.recompile_limit}); "
@@ -340,6 +342,16 @@ class CompiledFunction(Generic[_P, _R]):
             every = [f"    - {i}/{i}: {reason}" for i, entry in enumerate(self._entries)
                      for reason in entry.guard.failures(args, kwargs)]
             logger.debug("every failed guard of %s:\n%s", name, "\n".join(every))
+
+    def _trace_limit(self, args: tuple, kwargs: dict, reasons: list[str]) -> None:
+        """The first recompile-limit hit, in the compile trace (``ASTCOMPILER_TRACE_DIR``)."""
+        if self._traced_limit or not config.trace_dir:
+            return
+        self._traced_limit = True
+        trace.record_limit_hit(self._orig_fn, self.title, args, kwargs,
+                               limit=config.recompile_limit, entries=len(self._entries),
+                               reasons=reasons, outcome="raised"
+                               if config.fail_on_recompile_limit_hit else "eager")
 
     def _warn_limit(self, reasons: list[str]) -> None:
         if self._warned_limit:
@@ -399,11 +411,23 @@ def _count_setup(entry: CacheEntry, built: float) -> None:
     entry.first_call_time = built
 
 
+def _clear_fp_flags() -> None:
+    """Clears the FP status flags the compile itself left set (the compiler's own float and NumPy
+    work: an invalid comparison, say). Nothing reads them but kernels: the first call's first
+    kernel does not clear them before it runs (a flag found after it reruns the call with NumPy),
+    so a stale one would send that call to NumPy, and its answer to NumPy's bits instead of the
+    kernel's, depending on what the process compiled before (tests/cli/test_export.py)."""
+    runtime = sys.modules.get("astcompiler.lower.numba.runtime")  # loaded by any numba entry
+    if runtime is not None:
+        runtime.fp_clear()
+
+
 def _first_run(entry: CacheEntry, args: tuple, kwargs: dict) -> Any:
     """The first call of a new entry: numba's JIT of its kernels is added to ``compile_time``
     as the phase ``numba_jit``; ``first_call_time`` becomes the whole first call."""
     start = time.perf_counter()
     listener = None
+    _clear_fp_flags()
     try:
         with _jit_listener() as listener:
             return entry.run(*args, **kwargs)

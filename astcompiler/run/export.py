@@ -2,13 +2,16 @@
 and the standard library (``astcompiler export FILE.py:FUNC --example ... -o OUT.py``).
 
 Nothing is generated anew: the module is assembled from the files the compiler already wrote
-for the entry (the kernels, the wrapper, the guard and run code) and from
-``lower/numba/runtime.py``'s source, with their astcompiler imports cut. Around them it adds the
-user's function itself (the run code's fallback, ``___original``), a stand-in for the backend's
-``RunFallback`` (numba failing, or an FP flag NumPy would warn about: the plain function runs
-instead, which warns as NumPy does) and the exported function under the user's name: the guard,
-then the run code; inputs outside the guard raise ``TypeError`` (type, dtype) or ``ValueError``
-(rank, sizes, the rest). Kernels keep ``cache=True`` (their cache sits beside ``OUT.py``).
+for the entry (the kernels, the wrapper, the guard and run code) and from the sources of
+``lower/places.py`` and ``lower/numba/runtime.py``, with their astcompiler imports cut. The
+wrapper's NumPy steps get the op registry's NumPy reference of each op (``op_reference``). Around
+them it adds the user's function itself (the run code's fallback, ``___original``), a stand-in
+for the backend's ``RunFallback`` (numba failing, or an FP flag NumPy would warn about: the plain
+function runs instead, which warns as NumPy does) and the exported function under the user's
+name, with the user's signature and defaults: the guard, then the run code; inputs outside the
+guard raise ``TypeError`` (type, dtype) or ``ValueError`` (rank, sizes, the rest). Kernels keep
+``cache=True`` (their cache sits beside ``OUT.py``). An entry split at a graph break is refused,
+naming the user's line and the reason.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import builtins
 import inspect
 import math
 import re
+import sys
 import textwrap
 import types
 from dataclasses import dataclass
@@ -30,7 +34,8 @@ EXPORTED_HEADER = '''\
 
 Example inputs: {example}. Imports only NumPy, numba and the standard library; the kernels are
 numba functions with cache=True. Inputs outside the guards raise TypeError or ValueError.
-Sections: runtime (astcompiler's lower/numba/runtime.py), kernels, wrapper, the original
+Sections: runtime (astcompiler's lower/places.py and lower/numba/runtime.py), kernels, wrapper
+(its NumPy steps: the ops' NumPy references), the original
 function (the fallback), the run code (its guarded function: the guards, then the wrapper), the
 exported function.
 """
@@ -109,17 +114,23 @@ def read_parts(entry: Any) -> Parts:
 
 def strip_imports(source: str, what: str) -> str:
     """``source`` without ``from __future__`` lines; an astcompiler import is an ``ExportError``
-    unless it is the wrapper's kernel imports or an import of runtime names (``zero_watch``): the
-    module's sections define both."""
+    unless it is the wrapper's kernel imports or an import of runtime or places names
+    (``zero_watch``, ``at_line as ___at_line``: an alias line): the module's sections define
+    them."""
     kept = []
     for line in source.splitlines():
         stripped = line.strip()
         if stripped.startswith("from __future__"):
             continue
+        alias = re.fullmatch(r"from astcompiler\.lower\.places import (\w+) as (\w+)", stripped)
+        if alias:  # the wrapper's ___at_line: the places section's at_line
+            kept.append(f"{alias.group(2)} = {alias.group(1)}")
+            continue
         if re.match(r"from kernel_\w+ import ", stripped) or \
                 stripped == "import astcompiler.lower.numba.runtime as ___rt" or \
-                re.match(r"from astcompiler\.lower\.numba\.runtime import [\w, ]+$", stripped):
-            continue  # the kernels, and runtime names: the module defines them (its sections)
+                re.match(r"from (astcompiler\.lower\.numba\.runtime|astcompiler\.lower\.places"
+                         r"|\.\.places) import [\w, ]+$", stripped):
+            continue  # the kernels, runtime and places names: the module defines them (sections)
         if re.match(r"(from|import) astcompiler\b|from \.", stripped):
             raise ExportError(f"the {what} imports astcompiler ({stripped}); it cannot run "
                               "standalone")
@@ -128,19 +139,13 @@ def strip_imports(source: str, what: str) -> str:
 
 
 def runtime_source() -> str:
-    """``lower/numba/runtime.py`` as it is, but for its one package import (``warn_at``)."""
+    """``lower/places.py`` (``warn_at``; ``at_line`` for NumPy steps) and
+    ``lower/numba/runtime.py``, as they are, but for their imports of each other."""
+    from ..lower import places
     from ..lower.numba import runtime
 
-    source = inspect.getsource(runtime)
-    source = source.replace("from ..places import warn_at\n", WARN_AT)
-    return strip_imports(source, "runtime")
-
-
-WARN_AT = '''
-def warn_at(message, category, place):
-    """warnings.warn_explicit as if from place (file, line, module name)."""
-    warnings.warn_explicit(message, category, place[0], place[1], module=place[2])
-'''
+    return (strip_imports(inspect.getsource(places), "places") + "\n\n"
+            + strip_imports(inspect.getsource(runtime), "runtime"))
 
 
 def value_expression(name: str, value: Any) -> str:
@@ -168,8 +173,94 @@ def value_expression(name: str, value: Any) -> str:
         if short and getattr(module, short, None) is value:
             return f"{prefix}.{short}" if prefix != "builtins" else \
                 f"__import__('builtins').{short}"
+    home, short = getattr(value, "__module__", None) or "", getattr(value, "__name__", "")
+    if home.split(".")[0] in ("numpy", "operator", "_operator") and short.isidentifier() \
+            and getattr(sys.modules.get(home), short, None) is value:  # np.linalg.norm
+        return f"__import__({home!r}, fromlist=['_']).{short}"
     raise ExportError(f"the guards need {name} = {value!r} ({type(value).__name__}), which has no "
                       "form made of NumPy and standard imports")
+
+
+OP_LINE = re.compile(r"(\w+) = (?:REGISTRY\.ops\['(\w+)'\]\.(impl|python)|PYTHON_OPS\['(\w+)'\]"
+                     r"|SCANS\['(\w+)'\])")
+OP_IMPORTS = ("from astcompiler.ops import REGISTRY",
+              "from astcompiler.ops.python_scalars import PYTHON_OPS")
+PASTE_IMPORT = "from astcompiler.lower.base import PasteTemplate as ___Paste"
+
+
+def _bare(args: ast.arguments) -> ast.arguments:
+    """``args`` without annotations (the module has no ``from __future__ import annotations``)."""
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+        if arg is not None:
+            arg.annotation = None
+    return args
+
+
+def _default_names(args: ast.arguments) -> set[str]:
+    """The names the default values' expressions read (evaluated where the def runs)."""
+    return {n.id for d in (*args.defaults, *args.kw_defaults) if d is not None
+            for n in ast.walk(d) if isinstance(n, ast.Name)}
+
+
+def op_reference(name: str, fn: Any, op: str) -> str:
+    """Module source that binds ``name`` to ``fn``, the NumPy reference of the op ``op``: a NumPy
+    (or ``operator``) callable by its name, else the reference's own source (a few lines of
+    NumPy: ``np.sort(a, axis=axis, ...)``) without annotations, its closure's NumPy callables
+    bound around it. Anything else it reads is an ``ExportError`` naming the op."""
+    try:
+        return f"{name} = {value_expression(name, fn)}"
+    except ExportError:
+        pass
+    refuse = f"the NumPy step {op!r} runs astcompiler's {getattr(fn, '__qualname__', fn)!r}"
+    try:
+        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        raise ExportError(f"{refuse}, whose source cannot be read") from None
+    if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+        raise ExportError(f"{refuse}, which is not a plain def")
+    node.name, node.returns, node.args = name, None, _bare(node.args)
+    for read in sorted(_names_read(fn.__code__) | _default_names(node.args)):
+        if read in fn.__globals__ and fn.__globals__[read] is not np \
+                and not hasattr(builtins, read):
+            raise ExportError(f"{refuse}, which reads astcompiler's {read!r}")
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    bound = [f"    {var} = {value_expression(var, cell.cell_contents)}"
+             for var, cell in cells.items()]
+    source = ast.unparse(node)
+    if not bound:
+        return f"# {op}: the op's NumPy reference\n{source}"
+    inner = textwrap.indent(source, "    ")
+    return (f"def ___make_{name}():  # {op}: the op's NumPy reference\n" + "\n".join(bound)
+            + f"\n{inner}\n    return {name}\n\n\n{name} = ___make_{name}()")
+
+
+def wrapper_source(wrapper: str) -> str:
+    """The wrapper with its NumPy steps' ops (``op_sort = REGISTRY.ops['sort'].impl``) bound to
+    their NumPy references in the module (``op_reference``), and no paste template (astcompiler's
+    dispatch pastes it; the module calls the forward function)."""
+    from ..ops import REGISTRY
+    from ..ops.python_scalars import PYTHON_OPS
+
+    lines = []
+    for line in wrapper.splitlines():
+        found = OP_LINE.fullmatch(line)
+        if line in OP_IMPORTS or line == PASTE_IMPORT:
+            if line == PASTE_IMPORT:
+                lines.append("___Paste = dict  # the paste template: astcompiler's dispatch only")
+            continue
+        if found is None:
+            lines.append(line)
+            continue
+        name, target, field, python, scan = found.groups()
+        if scan is not None:
+            raise ExportError(f"the NumPy step {scan!r} runs astcompiler's numba scan "
+                              "(lower/numba/scans.py), which does not travel")
+        if python is not None:
+            lines.append(op_reference(name, PYTHON_OPS[python], python))
+        else:
+            op = REGISTRY.ops[target]
+            lines.append(op_reference(name, op.impl if field == "impl" else op.python, target))
+    return "\n".join(lines) + "\n"
 
 
 def namespace_source(var: str, source: str, values: dict[str, Any], given: dict[str, str]) -> str:
@@ -208,7 +299,9 @@ def _names_read(code: types.CodeType) -> set[str]:
 def globals_source(fn: types.FunctionType) -> str:
     """The imports and constants of the user's module that the function reads."""
     lines = []
-    for name in sorted(_names_read(fn.__code__)):
+    node = ast.parse(original_source(fn)).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    for name in sorted(_names_read(fn.__code__) | _default_names(node.args)):
         if name not in fn.__globals__:
             continue
         value = fn.__globals__[name]
@@ -297,20 +390,50 @@ def ___reject(___args):
 '''
 
 
+def signature_source(fn: types.FunctionType) -> str:
+    """The user's parameters as written (defaults kept, annotations left out)."""
+    node = ast.parse(original_source(fn)).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return ast.unparse(_bare(node.args))
+
+
 def exported_function(name: str, fn: types.FunctionType, guard: Any) -> str:
+    """The exported function: the user's signature (its defaults are the original's very
+    objects, which the guard checks by identity), the guard and run code, else ``___reject``."""
     sig = inspect.signature(fn)
-    if any(p.default is not p.empty for p in sig.parameters.values()):
-        raise ExportError(f"{fn.__qualname__} has parameters with defaults; export supports "
-                          "functions without them")
-    params = guard.params
     call = ", ".join(f"*{p.name}" if p.kind is p.VAR_POSITIONAL else f"**{p.name}"
                      if p.kind is p.VAR_KEYWORD else f"{p.name}={p.name}"
                      if p.kind is p.KEYWORD_ONLY else p.name for p in sig.parameters.values())
     doc = repr(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else repr(f"{name} (exported)")
-    return (f"\ndef {name}({params}):\n    {doc}\n"
+    defaults = (f"\n{name}.__defaults__ = ___original.__defaults__"
+                f"\n{name}.__kwdefaults__ = ___original.__kwdefaults__\n"
+                if fn.__defaults__ or fn.__kwdefaults__ else "")
+    return (f"\ndef {name}({signature_source(fn)}):\n    {doc}\n"
             f"    ___out = ___guarded({call})  # the guard, then the run code\n"
             f"    if ___out is ___MISS:\n        ___reject(locals())\n"
-            f"    return ___out\n")
+            f"    return ___out\n" + defaults)
+
+
+def function_names(fn: types.FunctionType, values: dict[str, Any]) -> dict[str, str]:
+    """The run code's names for the user's function and its defaults (guarded by identity): the
+    module's copy of the function (``___original``) and its defaults."""
+    mine = {"___original": fn, "___original.__defaults__": fn.__defaults__,
+            "___original.__kwdefaults__": fn.__kwdefaults__}
+    return {var: source for var, value in values.items() for source, own in mine.items()
+            if own is not None and value is own}
+
+
+def break_words(reason: Any) -> str:
+    """Why an entry with a graph break is refused: the break's reason and the user's line."""
+    words = ("this function does not compile to one graph for these inputs; export writes one "
+             "graph (move the code that breaks it out of the function)")
+    if reason is None:
+        return words
+    where = ""
+    if reason.user_stack:
+        filename, lineno, text = reason.user_stack[-1]
+        where = f" at {filename}:{lineno} ({text.strip()})"
+    return f"{words}: graph break{where}: {reason.reason}"
 
 
 def export_entry(fn: types.FunctionType, entry: Any, *, origin: str, example: str,
@@ -318,24 +441,24 @@ def export_entry(fn: types.FunctionType, entry: Any, *, origin: str, example: st
     """The standalone module's source for ``entry`` of ``fn``; ``shown``: each parameter's
     example as written (``f32[N,16]``), for the error messages."""
     if getattr(entry, "pieces", None) or getattr(entry, "graph", None) is None:
-        reason = getattr(entry, "break_reason", None)
-        raise ExportError("this function does not compile to one graph for these inputs"
-                          + (f" (graph break: {reason.reason})" if reason is not None else ""))
+        raise ExportError(break_words(getattr(entry, "break_reason", None)))
     parts = read_parts(entry)
     name = fn.__name__
     guard = entry.guard
     run_ns = namespace_source("___run_ns", parts.run, guard.namespace, {
-        "___compiled": "make_forward(___Fallback())", "___MISS": "___MISS",
-        "___original": "___original", "___note": "___note"})
+        **function_names(fn, guard.namespace), "___original": "___original",
+        "___compiled": "make_forward(___Fallback())", "___MISS": "___MISS", "___note": "___note"})
     arrays = [(p, d, s, shown.get(p, "")) for p, d, s in array_facts(guard)]
     sections = [
         EXPORTED_HEADER.format(name=name, origin=origin, example=example),
         "import numpy as np\nimport numba\nimport numba.core.errors\n",
-        "# ======== runtime (astcompiler/lower/numba/runtime.py) ========\n" + runtime_source(),
+        "# ======== runtime (astcompiler/lower/places.py, lower/numba/runtime.py) ========\n"
+        + runtime_source(),
         "___rt = __import__('types').SimpleNamespace(**{k: v for k, v in list(globals().items()) "
         "if not k.startswith('__')})\n",
         *("# ======== kernel ========\n" + strip_imports(k, "kernel") for k in parts.kernels),
-        "# ======== wrapper ========\n" + strip_imports(parts.wrapper, "wrapper"),
+        "# ======== wrapper ========\n" + strip_imports(wrapper_source(parts.wrapper),
+                                                       "wrapper"),
         "# ======== the original function (the run code's fallback) ========\n"
         + globals_source(fn) + "\n" + original_source(fn) + f"\n___original = {name}\n",
         FALLBACK,
@@ -354,4 +477,4 @@ def export_entry(fn: types.FunctionType, entry: Any, *, origin: str, example: st
     return text
 
 
-__all__ = ["ExportError", "export_entry"]
+__all__ = ["ExportError", "export_entry", "op_reference"]

@@ -4,7 +4,10 @@
 One compile is ``DIR/<pid>-<n>-<function>/``: ``compile.json`` (function, file:line, inputs,
 stance, guards, graph, graph break, recompile reasons, timings per phase) and the artefacts as
 text files next to it (``guards.py``, ``graph.py``, ``output_code.py``, ``run_code.py``,
-``rewritten.py``, ``source.py``: the user's file). Names are unique per process (pid + a counter
+``rewritten.py``, ``source.py``: the user's file). A call that hits ``config.recompile_limit``
+is ``DIR/<pid>-<n>-<function>/limit_hit.json`` (the guards that failed, what happened next:
+the plain function ran, or FailOnRecompileLimitHit was raised), once per compiled function.
+Names are unique per process (pid + a counter
 under a lock), every file is written atomically (a temporary name, then ``os.replace``) and
 ``compile.json`` is written last: a folder without it is a compile still being written.
 
@@ -198,6 +201,50 @@ def _write(root: str, fn: Callable, title: str, entry: Any, args: tuple, kwargs:
     }
     write_atomic(os.path.join(folder, "compile.json"), json.dumps(record, indent=1))
     return folder
+
+
+LIMIT_FILE = "limit_hit.json"  # a recompile-limit hit's record (no compile.json beside it)
+
+
+def record_limit_hit(fn: Callable, title: str, args: tuple, kwargs: dict, *, limit: int,
+                     entries: int, reasons: list[str], outcome: str) -> str | None:
+    """Record that ``fn`` hit ``config.recompile_limit`` (``entries`` entries, none of whose
+    guards these inputs pass: ``reasons``, one per entry) and what happened next (``outcome``:
+    ``"eager"``, the call ran the plain function, or ``"raised"``, FailOnRecompileLimitHit);
+    returns its folder, or None when tracing is off or writing failed (warned once)."""
+    root = trace_dir()
+    if not root:
+        return None
+    try:
+        folder = os.path.join(root, _next_name(fn))
+        os.makedirs(folder, exist_ok=False)
+        filename, line, _ = _source_of(fn)
+        record = {
+            "format": FORMAT, "function": getattr(fn, "__qualname__", str(fn)), "title": title,
+            "file": filename, "line": line, "pid": os.getpid(), "recorded": time.time(),
+            "limit": limit, "entries": entries, "failed_guards": list(reasons),
+            "outcome": outcome, "inputs": _inputs(fn, args, kwargs, None),
+        }
+        write_atomic(os.path.join(folder, LIMIT_FILE), json.dumps(record, indent=1))
+        return folder
+    except Exception as error:  # noqa: BLE001 - recording never fails the user's call
+        if root not in _WARNED:
+            _WARNED.add(root)
+            warnings.warn(f"astcompiler: cannot record the compile trace in {root!r} "
+                          f"({type(error).__name__}: {error})", RuntimeWarning, stacklevel=2)
+        return None
+
+
+def load_limit_hits(root: str) -> list[dict[str, Any]]:
+    """Every recompile-limit hit recorded under ``root``, in the order they were recorded."""
+    hits = []
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name, LIMIT_FILE)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as handle:
+                hits.append({**json.load(handle), "folder": os.path.join(root, name)})
+    hits.sort(key=lambda r: (r.get("recorded", 0.0), r["folder"]))
+    return hits
 
 
 def _kind(entry: Any) -> str:

@@ -7,6 +7,7 @@ dynamic, raises ``TypeError``/``ValueError`` outside its guards and warns as Num
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -95,6 +96,17 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return root, {**results[1], "first_cache_hits": results[0]["cache_hits"]}
 
 
+def imports_of(text: str) -> set[str]:
+    """The top-level packages a module's import statements name."""
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add((node.module or ".").split(".")[0])
+    return found
+
+
 def plain_softmax(x):
     m = x.max(axis=-1, keepdims=True)
     e = np.exp(x - m)
@@ -105,10 +117,9 @@ def test_the_module_imports_only_numpy_and_numba(exported):
     root, result = exported
     assert result["loaded"] == []
     text = (root / "softmax_aot.py").read_text()
-    imports = {line.split()[1].split(".")[0] for line in text.splitlines()
-               if line.startswith(("import ", "from "))}
-    assert imports <= {"numpy", "numba", "ctypes", "contextvars", "platform", "warnings",
-                       "dataclasses", "typing", "__future__"}, imports
+    assert imports_of(text) <= {"numpy", "numba", "llvmlite", "ctypes", "contextvars", "platform",
+                                "warnings", "dataclasses", "typing", "sys", "types"}, \
+        imports_of(text)  # (llvmlite: numba's own, in the runtime's zero counter)
     assert "@numba.njit(cache=True" in text
     assert (result["name"], result["all"]) == ("softmax", ["softmax"])
 
@@ -169,8 +180,12 @@ def test_an_entry_without_numba_files_or_with_a_break_is_refused(tmp_path):
 
     broken = ac.compile(with_print, backend="eager")
     broken(np.ones(3))
-    with pytest.raises(ExportError, match="graph break: print"):
+    with pytest.raises(ExportError) as refused:
         export_entry(with_print, broken.entries[-1], origin="t", example="x=f64[3]", shown={})
+    line = with_print.__code__.co_firstlineno + 2
+    assert str(refused.value).endswith(
+        f"graph break at {__file__}:{line} (print(\"side effect\")): print() is a side effect "
+        "(I/O) that compiled code cannot replay; move it out of the compiled function")
     eager = ac.compile(plain_softmax, backend="eager")
     eager(np.ones((2, 16), np.float32))
     with pytest.raises(ExportError, match="export needs backend='numba'"):
@@ -196,5 +211,6 @@ def test_generated_code_that_imports_astcompiler_is_refused_by_name():
     with pytest.raises(ExportError, match=r"the kernel imports astcompiler \(from astcompiler"
                                           r"\.lower\.numba\.pairwise import pairwise_sum\)"):
         strip_imports("from astcompiler.lower.numba.pairwise import pairwise_sum\n", "kernel")
+    assert strip_imports("from ..places import warn_at\n", "runtime") == "\n"  # a section
     with pytest.raises(ExportError, match="the runtime imports astcompiler"):
-        strip_imports("from ..places import warn_at\n", "runtime")
+        strip_imports("from ..graph import Node\n", "runtime")

@@ -244,8 +244,8 @@ def test_the_index_lists_each_function_with_its_counts(page, traced):
               for _, cells in rows}
     recompiling = next(k for k in counts if k.startswith("recompiling"))
     with_break = next(k for k in counts if k.startswith("with_break ("))
-    assert counts[recompiling] == [2, 1, 0]  # compiles, recompiles, graph breaks
-    assert counts[with_break] == [1, 0, 1]
+    assert counts[recompiling] == [2, 1, 0, 0]  # compiles, recompiles, graph breaks, limit hits
+    assert counts[with_break] == [1, 0, 1, 0]
     assert {a["id"] for a in parsed.having("section", class_="function")} == {r for r, _ in rows}
 
 
