@@ -68,6 +68,39 @@ def lookup_backend(backend: str | Backend) -> Backend:
     return _BACKENDS[backend]()
 
 
+@dataclass(frozen=True)
+class PasteTemplate:
+    """A generated forward function's body, for a caller to paste where it calls the function
+    (``run/dispatch.py``); the backend's wrapper writer makes it and the backend sets it as
+    ``forward.paste`` (a rebuilt forward: from the persisted entry), so no one reads the
+    function's file back.
+
+    ``lines``: the body dedented to column 0, one statement per line where it returns;
+    ``returns``: ``(row, value, items)`` for each ``return value`` line (``items``: the values of
+    a tuple display, else None); ``names``: every variable name the lines use (attributes and
+    keyword names left out); ``stored``: the parameters the lines assign to."""
+
+    params: tuple[str, ...]
+    lines: tuple[str, ...]
+    returns: tuple[tuple[int, str, tuple[str, ...] | None], ...]
+    names: frozenset[str]
+    stored: frozenset[str] = frozenset()
+
+    def as_json(self) -> dict:
+        """JSON-able fields (the persistent entry cache keeps them beside the wrapper)."""
+        return {"params": list(self.params), "lines": list(self.lines),
+                "returns": [[row, value, None if items is None else list(items)]
+                            for row, value, items in self.returns],
+                "names": sorted(self.names), "stored": sorted(self.stored)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "PasteTemplate":
+        return cls(tuple(data["params"]), tuple(data["lines"]),
+                   tuple((row, value, None if items is None else tuple(items))
+                         for row, value, items in data["returns"]),
+                   frozenset(data["names"]), frozenset(data["stored"]))
+
+
 @dataclass(eq=False)
 class RunFallback:
     """Switches a lowered graph to its eager twin when the backend's own compiler fails while the

@@ -29,16 +29,21 @@ and its constants are renamed ``<name>_e<index>`` (one frame less per call, abou
             return ___out[0]
 
 Where the run calls the numba wrapper's ``forward``, its body is pasted there too
-(``forward_body``): inside ``while True:``, each ``return v`` as ``___out = v`` and ``break``,
-its names renamed ``<name>_f<index>`` (``PASTE_FORWARD`` switches this off).
+(``forward_body``), from the typed template the wrapper writer made (``forward.paste``, a
+``lower.base.PasteTemplate``: body lines, parameters, each return's value; nothing is read back
+from the wrapper's file): inside ``while True:``, each ``return v`` as ``___out = v`` and
+``break``, its names renamed ``<name>_f<index>`` (``PASTE_FORWARD`` switches this off). Where the
+run only returns ``___out[0]``, the one output is returned bare (the final return's only item;
+no ``(out,)`` built and indexed).
 
 Surplus positional arguments (``*___more``), arguments left out to take a default (the
 parameter's dispatch default is ``___UNSET``: the function's own defaults may change after the
 compile) and a stance other than the default take the generic method (``___generic``), with the
-call rebuilt as its caller made it. A function with ``*args`` keeps the generic method (the
-dispatch would build its argument tuple twice). Missing or unexpected arguments fail in the
-generated function itself, named as the original's message names them. Without entries (or
-for a signature it cannot copy) the class keeps the generic method.
+call rebuilt as its caller made it. A function with ``*args`` (a compiled module call:
+``module_call(module, *args, **kwargs)``) gets a dispatch only where every entry is pasted in
+(a call of an entry would build its argument tuple again). Missing or unexpected arguments
+fail in the generated function itself, named as the original's message names them. Without
+entries (or for a signature it cannot copy) the class keeps the generic method.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..lower.base import PasteTemplate
 from ..source.loading import verified_source
 from .run_functions import name_like
 from .sentinels import MISS
@@ -257,31 +263,38 @@ def inline_entry(guarded: Callable, index: int) -> InlineEntry | None:
 
 PASTE_FORWARD = True  # paste the wrapper's ``forward`` body at the run's call of it
 _FORWARDS: "weakref.WeakKeyDictionary[Callable, ForwardBody | None]" = weakref.WeakKeyDictionary()
-_FORWARD_HEAD = '"""output_code: the wrapper that runs one graph'
-_UNPASTABLE = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
-               ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom,
-               ast.Await, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
 @dataclass(frozen=True)
 class ForwardBody:
-    """The numba wrapper's ``forward`` as lines to paste where the run calls it: its
-    parameters, its body (dedented to 0; each ``return v`` is ``___out = v`` and ``break``
-    out of the ``while True:`` around it) and the names its lines read from its closure and
-    module (values now: constants of the dispatch)."""
+    """A forward function's ``PasteTemplate`` (``forward.paste``, made by the backend's wrapper
+    writer) with what its lines read from its closure and module: their values now, constants
+    of the dispatch."""
 
-    params: tuple[str, ...]
-    lines: tuple[str, ...]
+    template: PasteTemplate
     renamed: frozenset[str]  # its locals and constants: suffixed ``_f<entry>`` when pasted
     constants: dict[str, Any]
     where: str
-    stored: frozenset[str] = frozenset()  # parameters its body assigns to
+
+    def body(self, bare: bool) -> list[str]:
+        """The lines with each ``return v`` as ``___out = v`` and ``break`` (out of the
+        ``while True:`` around them); ``bare``: ``___out`` is the one output itself (the final
+        return's only item, other returns' ``v[0]``)."""
+        out = list(self.template.lines)
+        for row, value, items in reversed(self.template.returns):
+            line = out[row]
+            lead = line[:len(line) - len(line.lstrip())]
+            rest = line.lstrip()[len(f"return {value}"):]  # its comment
+            if bare:
+                value = items[0] if items is not None and len(items) == 1 else f"({value})[0]"
+            out[row:row + 1] = [f"{lead}___out = {value}{rest}", f"{lead}break"]
+        return out
 
 
 def forward_body(forward: Any) -> ForwardBody | None:
-    """``forward`` (``lower/numba/wrapper.py``'s generated function) as a paste template, or
-    None where pasting could change what it does (loops, nested functions, ``globals()`` for
-    a twin swap, a fallback that reads its traceback's lines, a warning counted in frames)."""
+    """``forward`` (a function with a ``paste`` template) ready to paste, or None where it has
+    none or pasting could change what it does (defaults, a fallback that reads its traceback's
+    lines, a name the pasted code could not read the same)."""
     if not PASTE_FORWARD or not isinstance(forward, types.FunctionType):
         return None
     if forward not in _FORWARDS:
@@ -290,49 +303,18 @@ def forward_body(forward: Any) -> ForwardBody | None:
 
 
 def _forward_template(fn: types.FunctionType) -> ForwardBody | None:
+    template = getattr(fn, "paste", None)
     code = fn.__code__
-    if fn.__defaults__ or fn.__kwdefaults__ or code.co_kwonlyargcount or code.co_cellvars \
-            or code.co_flags & (_VARARGS | _VARKEYWORDS) \
-            or any(isinstance(c, types.CodeType) for c in code.co_consts):
+    if not isinstance(template, PasteTemplate) or fn.__defaults__ or fn.__kwdefaults__ \
+            or code.co_cellvars or template.params != code.co_varnames[:code.co_argcount]:
         return None
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     fallback = cells.get("___fallback")
     if fallback is None or getattr(fallback.cell_contents, "effects_from", None) is not None:
         return None  # ``recover`` reads the forward file's lines in the traceback
-    try:
-        text = verified_source(code.co_filename)
-    except (OSError, ValueError, TypeError):
-        return None
-    if not text.startswith(_FORWARD_HEAD):
-        return None
-    node = next((n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)
-                 and n.name == code.co_name and n.lineno == code.co_firstlineno), None)
-    if node is None or node.end_lineno is None or not isinstance(node.body[-1], ast.Return):
-        return None  # (a body that could end without ``return`` would loop in ``while True``)
-    walked = [n for stmt in node.body for n in ast.walk(stmt)]
-    if any(isinstance(n, _UNPASTABLE) for n in walked) or not _pastable_calls(walked):
-        return None
-    lines = text.splitlines()
-    first, last = node.body[0].lineno - 1, node.end_lineno
-    indent = node.body[0].col_offset
-    body = lines[first:last]
-    if any(line.strip() and not line.startswith(" " * indent) for line in body):
-        return None
-    out = [line[indent:] for line in body]
-    returns = sorted((n for n in walked if isinstance(n, ast.Return)), key=lambda n: -n.lineno)
-    for ret in returns:
-        row = ret.lineno - 1 - first
-        line = out[row]
-        lead = line[:len(line) - len(line.lstrip())]
-        if ret.end_lineno != ret.lineno or len(lead) != ret.col_offset - indent \
-                or not re.match(r"return\b", line.lstrip()):
-            return None
-        value = line.lstrip()[len("return"):].lstrip() or "None"
-        out[row:row + 1] = [f"{lead}___out = {value}", f"{lead}break"]
     local = set(code.co_varnames)
-    used = {n.id for n in walked if isinstance(n, ast.Name)} - local - set(cells)
     constants = {name: cell.cell_contents for name, cell in cells.items()}
-    for name in used:
+    for name in template.names - local - set(cells):
         if name in fn.__globals__:
             constants[name] = fn.__globals__[name]
         elif not hasattr(builtins, name):  # the dispatch reads the same builtins
@@ -341,26 +323,7 @@ def _forward_template(fn: types.FunctionType) -> ForwardBody | None:
     if any(re.search(r"_[ef]\d+$", name) or name == "___out" for name in names):
         return None
     where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-    stored = {n.id for n in walked if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    stored |= {n.name for n in walked if isinstance(n, ast.ExceptHandler) and n.name}
-    params = code.co_varnames[:code.co_argcount]
-    return ForwardBody(params, tuple(out), frozenset(names), constants, where,
-                       frozenset(stored & set(params)))
-
-
-def _pastable_calls(walked: list[ast.AST]) -> bool:
-    """No ``globals()``/``locals()``/``vars()`` and no ``fp_report`` without its place (its
-    warning is counted in frames: ``stacklevel=3``)."""
-    for node in walked:
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in ("globals", "locals", "vars", "eval", "exec"):
-            return False
-        if isinstance(func, ast.Attribute) and func.attr == "fp_report" \
-                and len(node.args) + len(node.keywords) < 2:
-            return False
-    return True
+    return ForwardBody(template, frozenset(names), constants, where)
 
 
 def _renamed_names(lines: list[str], names: dict[str, str]) -> list[str] | None:
@@ -412,25 +375,33 @@ def _paste_forward(lines: list[str], cells: dict[str, Any], suffix: str, index: 
         expr = ast.parse(line.strip()[len("___out = "):], mode="eval").body
     except SyntaxError:
         return lines
-    if not isinstance(expr, ast.Call) or expr.keywords or len(expr.args) != len(template.params) \
+    if not isinstance(expr, ast.Call) or expr.keywords \
+            or len(expr.args) != len(template.template.params) \
             or any(isinstance(a, ast.Starred) for a in expr.args):
         return lines
     fsuffix = f"_f{index}"
     names = {name: name + fsuffix for name in template.renamed}
     binds = []
     lead = line[:len(line) - len(line.lstrip())]
-    for param, arg in zip(template.params, expr.args):
-        if isinstance(arg, ast.Name) and param not in template.stored:
+    for param, arg in zip(template.template.params, expr.args):
+        if isinstance(arg, ast.Name) and param not in template.template.stored:
             names[param] = arg.id  # the dispatch's own variable: no copy
         else:
             binds.append(f"{lead}{param}{fsuffix} = {ast.unparse(arg)}")
-    body = _renamed_names(list(template.lines), names)
+    uses = [i for i, text in enumerate(lines) if i != row and "___out" in text]
+    bare = len(uses) == 1 and lines[uses[0]].strip() == "return ___out[0]"
+    body = _renamed_names(template.body(bare), names)
     if body is None:
         return lines
-    pasted = [*binds, f"{lead}while True:  # entry {index}: the wrapper pasted ({template.where})",
+    pasted = [*binds, f"{lead}while True:  # entry {index}: the wrapper pasted ({template.where})"
+              + ("; its one output bare" if bare else ""),
               *(f"{lead}    {b}" if b.strip() else "" for b in body)]
     constants.update({name + fsuffix: value for name, value in template.constants.items()})
-    return lines[:row] + pasted + lines[row + 1:]
+    out = lines[:row] + pasted + lines[row + 1:]
+    if bare:
+        at = uses[0] + len(pasted) - 1
+        out[at] = out[at].replace("return ___out[0]", "return ___out")
+    return out
 
 
 def _inline_body(guarded: types.FunctionType) -> InlineEntry | None:
@@ -494,9 +465,11 @@ def make_dispatch(fn: types.FunctionType, guarded: Sequence[Callable], guards: S
     if not guarded or not isinstance(fn, types.FunctionType):
         return None
     params = Parameters(fn)
-    if params.varargs or any(getattr(g, "params", None) != params.guard_params() for g in guards):
+    if any(getattr(g, "params", None) != params.guard_params() for g in guards):
         return None
     inline = [inline_entry(g, i) for i, g in enumerate(guarded)]
+    if params.varargs and None in inline:  # a call would build the argument tuple again
+        return None
     source = dispatch_source(fn, len(guarded), inline)
     if source is None:
         return None

@@ -1,6 +1,9 @@
 """Shapes traced on one trip of a loop may change on the next (``u[i:i + 3]`` near the end of
 ``u``): kernels called from loop bodies, in structured functions and in host loops, test their
-operands' shapes and run the trip with NumPy's broadcasting (and errors) when they differ."""
+operands' shapes and run the trip with NumPy's broadcasting (and errors) when they differ.
+
+``config.unroll_limit`` is lowered to ``UNROLL_LIMIT`` here, so every loop below is a loop (the
+default, 64, unrolled the first calls into graphs of up to 250 ops that tested no loop)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,16 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
+
+UNROLL_LIMIT = 4  # config.unroll_limit in this file: every loop below runs more trips
+
+
+@pytest.fixture(autouse=True)
+def loops_stay_loops():
+    """Loops of more than ``UNROLL_LIMIT`` trips are loops (``config.unroll_limit``)."""
+    with ac.config.patch(unroll_limit=UNROLL_LIMIT):
+        yield
+
 
 # float16 round trips keep a loop out of structured functions: it becomes a host loop
 HOST = {"structured": lambda s: s, "host": lambda s: s.astype(np.float16).astype(np.float64)}

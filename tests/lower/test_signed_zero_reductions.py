@@ -3,10 +3,14 @@
 NumPy's ``max``/``min`` of an array holding both ``0.0`` and ``-0.0`` return the zero its SIMD
 lane order leaves (CPU-dependent). A kernel whose float max/min result is a zero counts it
 (``runtime.zero_watch``, declared by the op table's ``zero_rerun``) and the wrapper reruns the
-call with NumPy; a nonzero result costs no rerun. The plain call is the oracle throughout.
+call with NumPy; a nonzero result costs no rerun. Where the call cannot rerun (a store into an
+input, a kernel after a write) the kernel's NumPy twin gives its outputs; a structured loop
+reruns with NumPy, its written inputs put back. The plain call is the oracle throughout.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pytest
@@ -16,6 +20,7 @@ from hypothesis import strategies as st
 import astcompiler as ac
 from astcompiler.lower.numba import runtime
 from astcompiler.lower.numba.optable import numba_rule
+from tests.helpers import assert_same_bits, clone
 
 VALUES = (0.0, -0.0, 0.0, -0.0, 1.5, -2.0)  # mostly signed zeros, a few others
 
@@ -118,3 +123,92 @@ def test_argmax_unaffected():
     before = runtime.zero_count()
     assert COMPILED[argmax_of](x) == argmax_of(x)
     assert runtime.zero_count() == before
+
+
+# -- kernels after which the call cannot rerun with NumPy: the kernel's NumPy twin decides ------
+# (a) a store into an input, (b) a masked store (its max is a kernel of its own before it),
+# (c) a kernel after a write to an input, (d) a structured loop (the runner reruns with NumPy,
+# the inputs it writes saved first). Plain call vs compiled: result bits and written inputs.
+
+def store_fresh(x, out):
+    out[...] = x - x.max()
+    return out
+
+
+def self_in_place(x):
+    x -= x.max()
+    return x
+
+
+def rows_in_place(x):
+    x -= x.max(axis=1, keepdims=True)
+    return x
+
+
+def masked_store(x, m):
+    x[m] = x[m] - x.max()
+    return x
+
+
+def after_a_write(x, y):
+    y[0] = 1.0
+    return x.min(), x - x.max()
+
+
+def loop_rows(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] - x[i].max()
+    return x
+
+
+def mixed(shape, seed: int, dtype=np.float64) -> np.ndarray:
+    """Signed zeros with about a third of the elements negative (a max that is a zero)."""
+    rng = np.random.default_rng(seed)
+    signs = np.where(rng.integers(0, 2, shape).astype(bool), -0.0, 0.0)
+    return (signs - (rng.integers(0, 3, shape) == 0)).astype(dtype)
+
+
+CASES = {
+    "a: store": (store_fresh, lambda s: (mixed(37, s), np.empty(37))),
+    "a: in place": (self_in_place, lambda s: (mixed(37, s, np.float32),)),
+    "a: rows in place": (rows_in_place, lambda s: (mixed((4, 9), s),)),
+    "b: masked": (masked_store, lambda s: (mixed(37, s), mixed(37, s + 99) == 0)),
+    "c: after a write": (after_a_write, lambda s: (-mixed(37, s), np.zeros(3))),
+    "d: structured loop": (loop_rows, lambda s: (mixed((300, 9), s),)),
+}
+CASE_COMPILED = {name: ac.compile(fn, backend="numba") for name, (fn, _) in CASES.items()}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernels_that_cannot_rerun_the_call(name):
+    fn, make = CASES[name]
+    for seed in range(12):
+        args = make(seed)
+        plain, compiled = clone(args), clone(args)
+        want = fn(*plain)
+        assert_same_bits(CASE_COMPILED[name](*compiled), want)
+        assert_same_bits(compiled, plain)  # the inputs it writes, bit for bit
+    if name.startswith("d"):  # a real loop in one njit function, not unrolled
+        assert "structured numba function" in CASE_COMPILED[name].entries[-1].output_code
+
+
+def test_threads_do_not_disturb_each_other():
+    """``runtime.ZEROS`` is process-wide (prange workers bump it too): another thread's zero
+    can only make a call take NumPy's result, which is the same answer."""
+    zeros, nonzero = mixed(64, 1), mixed(64, 2) + 3.0
+    fn, compiled = self_in_place, CASE_COMPILED["a: in place"]
+    expect = {id(a): fn(clone(a)) for a in (zeros, nonzero)}
+    failures: list[str] = []
+
+    def work(x: np.ndarray) -> None:
+        for _ in range(300):
+            got = compiled(clone(x))
+            if got.tobytes() != expect[id(x)].tobytes():
+                failures.append(repr(got))
+
+    threads = [threading.Thread(target=work, args=(a,)) for a in (zeros, nonzero, zeros)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures

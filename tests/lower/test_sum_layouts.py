@@ -144,14 +144,7 @@ def host_loop(x, n):
 HOST_LOOP = ac.compile(host_loop, backend="numba")
 
 
-STRUCTURED_OPEN = pytest.mark.xfail(
-    strict=True, reason="open (docs/performance.md): once the trip count varies the loop is one "
-    "structured numba function, whose kernels have no wrapper layout test; F-ordered x * k "
-    "makes an F temporary NumPy adds column by column")
-
-
-@pytest.mark.parametrize("layout", ["C", pytest.param("F", marks=STRUCTURED_OPEN), "reversed",
-                                    "cols3"])
+@pytest.mark.parametrize("layout", ["C", "F", "reversed", "cols3"])
 def test_row_sums_in_a_loop(layout):
     x = _layout(_data(np.random.default_rng(9), (6, 40)), layout)
     for n in (2, 5):

@@ -19,7 +19,10 @@ from .red_team_support import array_difference, differential
 
 pytest.importorskip("numba")
 
-T = 40
+T = 40  # loop trips: past LOOP_REGION's unroll limit, so the loops below stay loops (regions)
+# config.unroll_limit for the tests of loops here (the default, 64, would unroll 40 trips into a
+# graph of up to 160 ops that tests no region and takes seconds to compile)
+LOOP_REGION = ac.config.patch(unroll_limit=4)
 
 
 def cplx(n, dtype=np.complex128, seed=0):
@@ -61,6 +64,7 @@ def test_complex_warnings_like_numpy():
                  errstate={"all": "warn"})
 
 
+@LOOP_REGION
 def test_mandelbrot_masked_loop():
     """The benchmark pattern: masked complex update in a loop; escape counts exact."""
     def f(c, iters):
@@ -79,6 +83,7 @@ def test_mandelbrot_masked_loop():
     differential(f, calls, errstate={"all": "ignore"})
 
 
+@LOOP_REGION
 def test_complex_in_loop_accumulates():
     def f(z, w, steps):
         for _ in range(steps):
@@ -159,6 +164,7 @@ def test_masked_store_shape_mismatch_error():
                              (np.zeros(4), np.arange(4.0), np.array([True, False, True]))])
 
 
+@LOOP_REGION
 def test_masked_store_in_loop_with_nan_mask():
     def f(x, steps):
         for _ in range(steps):
@@ -345,6 +351,7 @@ def test_matmul_neighbours_and_bounds():
                              (np.ones((3, 2)), np.ones((2, 2)), 0)], rtol=1e-12)
 
 
+@LOOP_REGION
 def test_gather_index_out_of_bounds_in_loop():
     def f(x, idx, steps):
         s = np.zeros_like(x)

@@ -3,7 +3,9 @@
 Every test runs a function plainly and compiled over calls whose sizes, dtypes and values change
 and compares every observable (``red_team_support.differential``): values bit for bit, types,
 dtypes, shapes, identity and aliasing of results, mutations of inputs, NumPy warnings, exceptions.
-Loops run more than ``config.unroll_limit`` trips so they stay loops (regions).
+Loops run more than ``config.unroll_limit`` trips so they stay loops (regions): the limit is
+lowered to ``UNROLL_LIMIT`` for every test here (the default, 64, would unroll these loops into
+graphs of hundreds of ops that test no region and take seconds each to compile).
 """
 
 from __future__ import annotations
@@ -13,11 +15,21 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import astcompiler as ac
+
 from .red_team_support import differential
 
 pytest.importorskip("numba")
 
+UNROLL_LIMIT = 4  # config.unroll_limit in this file: every loop below runs more trips
 T = 40  # loop trips: past the unroll limit
+
+
+@pytest.fixture(autouse=True)
+def loops_stay_loops():
+    """Loops of more than ``UNROLL_LIMIT`` trips are loop regions (``config.unroll_limit``)."""
+    with ac.config.patch(unroll_limit=UNROLL_LIMIT):
+        yield
 
 
 def relax(u, v, steps):
@@ -132,8 +144,13 @@ def test_loop_warnings_like_numpy():
                  errstate={"all": "warn"})
 
 
+@ac.config.patch(unroll_limit=64)  # unrolled, as by default: see the docstring
 def test_loop_int_overflow_to_array_raises():
-    """A Python int grown in the loop stored into an int64 array raises OverflowError at 2**63."""
+    """A Python int grown in the loop stored into an int64 array raises OverflowError at 2**63.
+
+    The loops here are unrolled (the default limit): in a loop region the same overflow, after
+    the region wrote ``out``, raises astcompiler's own OverflowError ("outgrew 64 bits after the
+    loop had written to its inputs", tests/capture/test_regions.py), not NumPy's message."""
     def f(out, k, n):
         v = 1
         for i in range(n):

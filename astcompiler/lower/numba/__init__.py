@@ -241,6 +241,8 @@ def _compile(plan: Plan, name: str = "forward", regions: Any = None) -> Compiled
         mutated=tuple(i for i, node in enumerate(placeholders) if node in writer.mutated),
         effects_from=None if writer.effect_line is None else (path, writer.effect_line))
     forward = module.make_forward(*writer.consts, fallback)
+    if writer.paste is not None:  # its body, for run/dispatch.py to paste where it is called
+        forward.paste = writer.paste
     fallback.localize = KernelTwins(forward.__globals__, list(codes.values()), _numpy_lowering)
     output_code = _readable(source, codes, files)
     files = [path] + files
@@ -252,7 +254,7 @@ def _compile(plan: Plan, name: str = "forward", regions: Any = None) -> Compiled
             kernels.update(part.compiled.kernels)
     rebuild = None if regions is not None else WrapperRebuild(
         path, files[1:], list(writer.consts), fallback.mutated, fallback.effects_from,
-        fallback.title, fallback)
+        fallback.title, fallback, writer.paste)
     return CompiledGraph(forward, output_code=output_code, files=files, kernels=kernels,
                          rebuild=rebuild)
 

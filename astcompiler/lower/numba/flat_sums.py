@@ -24,7 +24,8 @@ from ...config import config
 from ...graph import Node
 from .plan import KernelPlan, ReductionRule
 
-__all__ = ["FlatTwin", "flat_twin", "dispatch_lines", "exact_sum_test"]
+__all__ = ["FlatTwin", "flat_twin", "dispatch_lines", "exact_sum_test", "c_ordered",
+           "c_temporaries_test"]
 
 FLAT = "m"  # the collapsed extent when some reduced extent is dynamic (read at run time)
 
@@ -124,8 +125,7 @@ def dispatch_lines(twin: FlatTwin, ndim: int, arrays: list[tuple[str, tuple]], c
                             + [f"{name}.strides[{ndim - 1}] > 0"])
 
     def ordered(name: str) -> str:
-        return " and ".join([step(name, d, ">=") for d in range(ndim - 1)]
-                            + [f"{name}.strides[{ndim - 1}] > 0"])
+        return c_ordered(name, ndim)
 
     cases = [(" and ".join(f"{n}.flags.c_contiguous" for n in wide), "{}.itemsize",
               "C-contiguous: one pairwise run per row, as NumPy")]
@@ -165,6 +165,31 @@ def _numpy_twin_possible(kernel: KernelPlan, inputs: list[Node]) -> bool:
         value in known for node in kernel.nodes for value in node.all_input_nodes())
 
 
+def _wide(kernel: KernelPlan, inputs: list[Node], name: Callable[[Node], str]) -> list[str]:
+    """The names of the kernel's array operands of its full rank."""
+    ndim = len(kernel.shape)
+    return [name(n) for n in inputs if n.meta is not None and not n.meta.scalar
+            and len(n.meta.shape) == ndim and ndim > 0]
+
+
+def c_ordered(x: str, ndim: int) -> str:
+    """A run-time test that array ``x``'s strides are C-ordered (each at least the next axis's
+    extent) with a positive last one."""
+    steps = [f"{x}.strides[{d}] >= {x}.shape[{d + 1}] * {x}.strides[{d + 1}]"
+             for d in range(ndim - 1)]
+    return " and ".join(steps + [f"{x}.strides[{ndim - 1}] > 0"])
+
+
+def c_temporaries_test(kernel: KernelPlan, inputs: list[Node],
+                       name: Callable[[Node], str]) -> str | None:
+    """A run-time test that NumPy's temporaries of the kernel's nodes (ufunc and cast results:
+    order "K") would be C-contiguous, as loop code's buffers are: every full-rank operand is
+    C-ordered. None: no such operand (they are C-contiguous)."""
+    wide = _wide(kernel, inputs, name)
+    ndim = len(kernel.shape)
+    return " and ".join(f"({c_ordered(x, ndim)})" for x in wide) if wide else None
+
+
 def exact_sum_test(kernel: KernelPlan, inputs: list[Node], name: Callable[[Node], str]
                    ) -> str | None:
     """A run-time test (source) that the kernel's float sums add in NumPy's order on the
@@ -182,8 +207,7 @@ def exact_sum_test(kernel: KernelPlan, inputs: list[Node], name: Callable[[Node]
             or not _numpy_twin_possible(kernel, inputs):
         return None
     ndim = len(kernel.shape)
-    wide = [name(n) for n in inputs if n.meta is not None and not n.meta.scalar
-            and len(n.meta.shape) == ndim and ndim > 0]
+    wide = _wide(kernel, inputs, name)
     if not wide:
         return None
 
@@ -191,8 +215,7 @@ def exact_sum_test(kernel: KernelPlan, inputs: list[Node], name: Callable[[Node]
         return f"{x}.strides[{d}] {relation} {x}.shape[{d + 1}] * {x}.strides[{d + 1}]"
 
     def ordered(x: str) -> str:
-        return " and ".join([step(x, d, ">=") for d in range(ndim - 1)]
-                            + [f"{x}.strides[{ndim - 1}] > 0"])
+        return c_ordered(x, ndim)
 
     def every(test: Callable[[str], str]) -> str:
         return "(" + " and ".join(f"({test(x)})" for x in wide) + ")"

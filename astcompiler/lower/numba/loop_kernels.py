@@ -34,11 +34,13 @@ from .bounds import ValueRanges, proven_inside
 from .cpu import KernelCode, kernel_code, rule_compiles
 from .sum_orders import numpy_sum_order
 from .files import load_source
+from .flat_sums import c_temporaries_test, exact_sum_test
+from .loop_numpy import NUMPY_STEP, float_sum, numpy_step_source
 from .masked import OVERLAP_SOURCE
 from .oprules_common import region_result
 from .optable import stores_index
-from .plan import (KernelPlan, Plan, ReductionRule, build_plan, destination_shape,
-                   planned_shape_tests, store_may_overlap, store_of)
+from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, build_plan,
+                   destination_shape, planned_shape_tests, store_may_overlap, store_of)
 from .scalar import python_int_bounds
 
 INT64 = (-2 ** 63, 2 ** 63 - 1)
@@ -172,17 +174,68 @@ class LoopKernels:
             self.unplanned(emitter, kernel, indent + "    ")
             emitter.emit(indent, "else:")
             indent += "    "
-        for node in code.buffers:
-            if node is not kernel.stored:
-                emitter.emit(indent, f"{emitter.names[node]} = {_empty(kernel, node, dims)}", node)
         args = [emitter.value(n) for n in code.inputs]
         if kernel.store_into is not None:
+            self.allocate(emitter, kernel, code, dims, indent)
             self.fused_store(emitter, kernel, plan, code, args, alias, dims, indent)
             return
+        indent = self.numpy_order(emitter, kernel, plan, code, alias, args, dims, indent)
+        self.allocate(emitter, kernel, code, dims, indent)
         args += [emitter.names[n] for n in code.buffers]
         returns = ", ".join(emitter.names[n] for n in code.returns)
         target = f"{returns} = " if returns else ""
         emitter.emit(indent, f"{target}{alias}({', '.join(args)})", origin)
+
+    def allocate(self, emitter: Emitter, kernel: KernelPlan, code: KernelCode, dims: list[str],
+                 indent: str) -> None:
+        """``np.empty`` the kernel's output buffers (C-ordered)."""
+        for node in code.buffers:
+            if node is not kernel.stored:
+                emitter.emit(indent, f"{emitter.names[node]} = {_empty(kernel, node, dims)}", node)
+
+    def numpy_order(self, emitter: Emitter, kernel: KernelPlan, plan: Plan, code: KernelCode,
+                    alias: str, args: list[str], dims: list[str], indent: str) -> str:
+        """Float sums in NumPy's order (``loop_numpy.py``): on operand layouts whose NumPy order
+        the kernel does not add (``flat_sums.exact_sum_test``, as at top level), or where an
+        output feeds a float sum NumPy adds (a statement: ``structured._Emitter.numpy_sum``)
+        and NumPy's temporary would not be C-contiguous like the kernel's buffer
+        (``flat_sums.c_temporaries_test``), the kernel's nodes run with NumPy in an
+        ``objmode`` block: it fills the buffers, or in the second case returns NumPy's arrays
+        (their layout is the sum's order). Returns the indent of the kernel's call."""
+        found = [exact_sum_test(kernel, code.inputs, emitter.value)]
+        arrays = bool(config.pairwise_sums) and self.feeds_numpy_sum(kernel, plan, code)
+        if arrays:
+            found.append(c_temporaries_test(kernel, code.inputs, emitter.value))
+        tests = [f"({t})" for t in found if t is not None]
+        step = f"_ac_numpy_{alias}{'_arrays' if arrays else ''}"
+        source = numpy_step_source(step, code, arrays) if tests else None
+        if source is None:
+            return indent
+        emitter.helpers.update({NUMPY_STEP, source})
+        origin = _first_origin(kernel)
+        emitter.emit(indent, f"if not ({' and '.join(tests)}):  # NumPy adds these float sums "
+                     "in another order", origin)
+        inner = indent + "    "
+        if not arrays:
+            self.allocate(emitter, kernel, code, dims, inner)
+        outputs = (code.buffers if arrays else []) + code.returns
+        given = args if arrays else args + [emitter.names[n] for n in code.buffers]
+        target = f"{', '.join(emitter.names[n] for n in outputs)} = " if outputs else ""
+        emitter.emit(inner, f"{target}{step}({', '.join(given)})", origin)
+        emitter.emit(indent, "else:")
+        return inner
+
+    @staticmethod
+    def feeds_numpy_sum(kernel: KernelPlan, plan: Plan, code: KernelCode) -> bool:
+        """Does an output buffer of the kernel feed a float sum of another step (a statement,
+        or another kernel's node: NumPy adds it in the order of NumPy's temporary)?"""
+        buffers = set(code.buffers)
+        readers = [node for step in plan.steps for node in (
+            [step.node] if isinstance(step, NodeStep) else
+            step.kernel.nodes if isinstance(step, KernelStep) and step.kernel is not kernel
+            else [])]
+        return any(float_sum(node) and any(a in buffers for a in node.all_input_nodes())
+                   for node in readers)
 
     def view_tests(self, emitter: Emitter, kernel: KernelPlan, dims: list[str]) -> list[str]:
         """For a fused store whose destination view may differ from the planned one on this

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...graph import Node
 from ...source import load_generated_module
-from ..base import RunFallback
+from ..base import PasteTemplate, RunFallback
 from . import runtime
 
 
@@ -36,6 +36,7 @@ class WrapperRebuild:
     effects_from: tuple[str, int] | None = None
     title: str = "graph"
     fallback: RunFallback | None = None  # the live one (a failed wrapper is not persisted)
+    paste: PasteTemplate | None = None  # the forward's body to paste (``forward.paste``)
 
     kind = "wrapper"
 
@@ -48,7 +49,8 @@ class WrapperRebuild:
     def settings(self, relative: Callable[[str], str | None]) -> dict:
         effects = self.effects_from
         return {"title": self.title, "mutated": list(self.mutated),
-                "effects_from": None if effects is None else [relative(effects[0]), effects[1]]}
+                "effects_from": None if effects is None else [relative(effects[0]), effects[1]],
+                "paste": None if self.paste is None else self.paste.as_json()}
 
 
 @dataclass
@@ -66,6 +68,7 @@ class StructuredRebuild:
     title: str = "the structured numba kernel of a graph"
     fallback: RunFallback | None = None
     mutated: tuple[int, ...] | None = None  # inputs it may write (None: every array input)
+    zeros: bool = False  # it computes float max/min results (``runtime.zero_watch``)
 
     kind = "structured"
 
@@ -78,33 +81,38 @@ class StructuredRebuild:
     def settings(self, relative: Callable[[str], str | None]) -> dict:
         return {"title": self.title, "python_ints": [list(t) for t in self.python_ints],
                 "mutates": self.mutates,
-                "mutated": None if self.mutated is None else list(self.mutated)}
+                "mutated": None if self.mutated is None else list(self.mutated),
+                "zeros": self.zeros}
 
     def runner(self, kernel: Callable, eager: Callable[[tuple], tuple]) -> Callable[..., tuple]:
         """The graph's callable: the kernel, Python ints checked first, outputs fixed."""
         return structured_runner(kernel, tuple(self.consts), self.python_ints,
                                  [fixer(spec) for spec in self.fixes], self.mutates, eager,
-                                 self.mutated)
+                                 self.mutated, self.zeros)
 
 
 def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix: list,
                       mutates: bool, eager: Callable[[tuple], tuple],
-                      mutated: tuple[int, ...] | None = None) -> Callable[..., tuple]:
+                      mutated: tuple[int, ...] | None = None,
+                      zeros: bool = False) -> Callable[..., tuple]:
     """FP flags: the function raises them in its loops as NumPy's ufuncs would. When one warns
     or raises (``np.seterr``), the call runs again with NumPy, which warns per op and per trip
     as the plain call; a function that writes its inputs first saves them (while some mode is
     not ``"ignore"``) and puts them back before that run. A ``ValueError``/``IndexError`` the
     function raises (numba's words, e.g. "unable to broadcast argument 1 to output array")
-    does the same: NumPy then raises its own, after the same writes."""
+    does the same: NumPy then raises its own, after the same writes. ``zeros``: a float max/min
+    result that is a zero (``runtime.zero_watch``) does the same, inputs always saved: NumPy's
+    sign of that zero is its SIMD lane order's."""
     def run(*inputs: Any) -> tuple:
         for i, low, high in python_ints:  # a Python int argument the kernel cannot represent
             if not low <= inputs[i] <= high:
                 return eager(inputs)
         saved = None
-        if mutates and runtime.fp_watch():
+        if mutates and (zeros or runtime.fp_watch()):
             saved = [(a, a.copy()) for i, a in enumerate(inputs) if isinstance(a, np.ndarray)
                      and (mutated is None or i in mutated)]
         runtime.fp_clear()
+        count = runtime.ZEROS.value if zeros else 0
         try:
             results = kernel(*inputs, *constants)
         except (OverflowError, np.linalg.LinAlgError):  # LinAlgError: only where nothing mutates
@@ -124,6 +132,10 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
             for array, copy in saved or ():
                 np.copyto(array, copy)
             return eager(inputs)  # NumPy's warnings and FloatingPointError, trip by trip
+        if zeros and runtime.ZEROS.value != count:  # a float max/min is a zero: NumPy's sign
+            for array, copy in saved or ():
+                np.copyto(array, copy)
+            return eager(inputs)
         return tuple(f(r, inputs) for f, r in zip(fix, results))
     return run
 
@@ -170,12 +182,15 @@ def build(rebuild_kind: str, paths: list[str], consts: list, settings: dict,
                                instead="as the original function (a persisted entry has no graph)",
                                mutated=tuple(settings["mutated"]),
                                effects_from=None if effects is None else tuple(effects))
-        return modules[-1].make_forward(*consts, fallback)
+        forward = modules[-1].make_forward(*consts, fallback)
+        if settings.get("paste") is not None:  # (run/dispatch.py pastes its body)
+            forward.paste = PasteTemplate.from_json(settings["paste"])
+        return forward
     spec = StructuredRebuild(paths[-1], paths[:-1], consts,
                              [tuple(t) for t in settings["python_ints"]], list(fixes or []),
                              settings["mutates"], settings["title"],
                              mutated=None if settings.get("mutated") is None
-                             else tuple(settings["mutated"]))
+                             else tuple(settings["mutated"]), zeros=settings.get("zeros", False))
     fallback = RunFallback(eager, is_backend_error, title=spec.title,
                            instead="as the original function (a persisted entry has no graph)")
     return fallback.wrap(spec.runner(modules[-1].structured_kernel, lambda inputs: eager(*inputs)))

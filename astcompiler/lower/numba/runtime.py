@@ -570,7 +570,16 @@ def mask_mismatch(a: np.ndarray, mask: np.ndarray) -> None:
 # -- float max/min reductions that end at a zero (issue 10: signed zeros) -------------------------
 # NumPy's max/min of an array holding both 0.0 and -0.0 returns the zero its SIMD lane order
 # (CPU-dependent) leaves; a kernel whose such result is a zero bumps this process-wide counter
-# (``zero_watch``) and the wrapper, finding it moved, reruns the call with NumPy (as FP flags do).
+# (``zero_watch``) and the wrapper, finding it moved, reruns the call with NumPy (as FP flags do),
+# or, where the call cannot rerun, takes that kernel's outputs from its NumPy twin (``zero_twin``;
+# structured loops: the runner reruns with NumPy, written inputs put back; CUDA: a device flag).
+# Measured (numpy 2.4.6, X86_V3/AVX2 dispatch; CI's AVX-512 machines dispatch other loops): an
+# all-zeros array's max/min is its last element, but with negatives mixed in neither the first
+# nor the last zero decides: the vector max (ties: second operand) and the scalar tail (ties:
+# the accumulator) disagree, and strides, axes and inner-loop lengths pick which runs where.
+# Emulating that per dispatch target was judged not worth it: a zero result is rare and NumPy's
+# answer is exact. Threads: the counter is process-wide on purpose (prange workers bump it from
+# their threads); another thread's bump only makes a call take NumPy's (same) answer.
 
 _ZERO_SYMBOL = "astcompiler_zero_results"
 ZEROS = ctypes.c_int64(0)  # only grows (atomic adds): another thread's bump only reruns; the
@@ -618,9 +627,37 @@ def _zero_watch():
 zero_watch = _zero_watch()
 
 
+def _zero_watch_array():
+    import numba
+
+    @numba.njit(cache=True)
+    def zero_watch_array(r):
+        """``r``, an array of float max/min results (loop code's axis reductions); a zero
+        among them (either sign) is counted once."""
+        for v in r.flat:
+            if v == 0:
+                _note_zero()
+                break
+        return r
+    return zero_watch_array
+
+
+zero_watch_array = _zero_watch_array()
+
+
+def zero_twin(twins: Any, name: str, inputs: tuple) -> tuple:
+    """Kernel ``name``'s outputs from its NumPy twin, for a kernel whose float max/min result
+    is a zero where the call cannot rerun with NumPy (it wrote an input, or a step before it
+    did): NumPy's own sign of that zero. The kernel already reported its FP flags, so the
+    twin runs with them ignored and its warnings dropped (each would be a second one)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return twins.numpy_kernel(name)(*inputs)
+
+
 def zero_count() -> int:
     """How many float max/min results kernels found to be a zero so far (``zero_watch``)."""
     return ZEROS.value
 
 
-__all__ += ["zero_watch", "zero_count", "ZEROS"]
+__all__ += ["zero_watch", "zero_watch_array", "zero_twin", "zero_count", "ZEROS"]

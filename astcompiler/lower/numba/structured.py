@@ -22,18 +22,22 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ...config import config
 from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ..base import CompiledGraph
 from .bounds import INDEX_HELPERS, CheckedIndices, ValueRanges, proven_inside
-from .optable import NotLowerable, loop_source, region_result, value_range
+from .optable import NotLowerable, loop_source, region_result, value_range, zero_rerun
 from .oprules_common import all_nodes, mutates, number_source
 from .loop_kernels import LoopKernels
+from .loop_numpy import NUMPY_STEP, numpy_sum_source
 from .plan import KernelStep, Plan, proven_shapes, written_placeholders
 from .rebuild import StructuredRebuild, fix_spec
 from .scalar import python_int_bounds, type_name
 
 HELPERS = ''  # helpers every structured kernel needs (each op adds its own to ``helpers``)
+# a float max/min of loop code reports a zero result (its sign: NumPy's, by a NumPy run)
+ZERO_WATCH = "\nfrom astcompiler.lower.numba.runtime import zero_watch, zero_watch_array\n"
 
 
 @dataclass
@@ -203,6 +207,8 @@ class _Emitter:
             return
         name = self.fresh(node.name)
         self.names[node] = name
+        if self.numpy_sum(node, name, indent):
+            return
         text = self.expression(node)
         if text is None:  # a statement (mutation)
             return
@@ -212,10 +218,29 @@ class _Emitter:
             text = f"{cast}({text})"
         self.emit(indent, f"{name} = {text}", node)
 
+    def numpy_sum(self, node: Node, name: str, indent: str) -> bool:
+        """A float sum as a statement (not in a kernel): NumPy computes it in an ``objmode``
+        block (``loop_numpy.numpy_sum_source``), in its pairwise order on any layout."""
+        if not config.pairwise_sums:
+            return False
+        made = numpy_sum_source(f"_ac_numpy_{name}", node)
+        if made is None:
+            return False
+        source, inputs = made
+        self.helpers.update({NUMPY_STEP, source})
+        args = ", ".join(self.value(v) for v in inputs)
+        self.emit(indent, f"{name} = _ac_numpy_{name}({args})  # NumPy's order of this sum", node)
+        return True
+
     def expression(self, node: Node) -> str | None:
         """The node's value as source (None: the op emitted a statement), by the op table's
-        loop rule (``optable.loop_source``)."""
-        return loop_source(self, node)
+        loop rule (``optable.loop_source``). A float max/min's value is watched for a zero
+        (``runtime.zero_watch``: the runner then runs the graph with NumPy, whose sign it is)."""
+        text = loop_source(self, node)
+        if text is None or not zero_rerun(node):
+            return text
+        self.helpers.add(ZERO_WATCH)
+        return f"zero_watch({text})" if node.meta.ndim == 0 else f"zero_watch_array({text})"
 
     def statement(self, text: str, node: Node) -> None:
         """A statement (a store) where ``node`` is written."""
@@ -374,7 +399,8 @@ def compile_structured(graph: Graph, example_inputs: list,
         module.__file__, [path for _, _, path in emitter.kernels.codes], list(emitter.constants),
         python_ints, [fix_spec(n, placeholders) for n in graph.output_node.args[0]],
         any(mutates(n) for n in all_nodes(graph)),
-        mutated=tuple(sorted(written_placeholders(graph))))  # saved for NumPy's FP warnings
+        mutated=tuple(sorted(written_placeholders(graph))),  # saved for NumPy's FP warnings
+        zeros=any(zero_rerun(n) for n in all_nodes(graph)))  # and signed zeros of max/min
 
     def eager(inputs: tuple) -> tuple:
         from ..eager import interpret

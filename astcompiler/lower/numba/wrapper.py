@@ -11,6 +11,7 @@ through ``make_forward``'s parameters.
 
 from __future__ import annotations
 
+import ast
 import builtins
 from typing import Any, Callable
 
@@ -21,6 +22,7 @@ from ...config import config
 from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ...ops.python_scalars import PYTHON_OPS
+from ..base import PasteTemplate
 from ..places import literal_place
 from .cpu import KernelCode, Namer
 from .flat_sums import exact_sum_test
@@ -118,6 +120,7 @@ class WrapperWriter:
         self.pool_taken: list[Node] = []  # pooled buffers allocated so far (given back at return)
         self.snapshots = 0  # pooled copies of memory a kernel overwrites (slots -1, -2, ...)
         self.dtypes: dict[str, str] = {}  # module-level dtype constants: name -> dtype name
+        self.paste: PasteTemplate | None = None  # the forward's body to paste (after ``build``)
         for node in plan.graph.placeholders:
             self.var[node] = self.names(node.name)
 
@@ -284,14 +287,17 @@ class WrapperWriter:
         else:
             self.emit(f"{', '.join(outputs)}, = ___fallback.localize.numpy_kernel("
                       f"{code.name!r})({inputs})", origin, 3)
+        if kernel.store_into is not None:
+            self.store_mutation(kernel, self.var[kernel.stored], 3)
+
+    def store_mutation(self, kernel: KernelPlan, value: str, depth: int) -> None:
+        """The kernel's store of ``value`` into its destination, as NumPy does it."""
         mutation = kernel.store_into
-        if mutation is None:
-            return
-        dst, value = self.value(mutation.args[0]), self.var[kernel.stored]
+        dst = self.value(mutation.args[0])
         if stores_index(mutation):
-            self.emit(f"{dst}[{self.index(mutation.args[1])}] = {value}", mutation.origin, 3)
+            self.emit(f"{dst}[{self.index(mutation.args[1])}] = {value}", mutation.origin, depth)
         else:
-            self.emit(f"{self.ops[_op_key(mutation)]}({dst}, {value})", mutation.origin, 3)
+            self.emit(f"{self.ops[_op_key(mutation)]}({dst}, {value})", mutation.origin, depth)
 
     def twin_may_reorder(self, kernel: KernelPlan) -> bool:
         """Whether the kernel's NumPy twin would warn out of the plain call's order: one of its
@@ -330,16 +336,44 @@ class WrapperWriter:
             self.note_effect(kernel.masked.store)
             if checked and not self.fp_can_rerun and single_ufunc(kernel) is None:
                 snapshot = self.masked_snapshot(kernel, origin)
-        zeros = kernel.masked is None and self.fp_can_rerun and watches_zeros(kernel)
+        zeros = kernel.masked is None and watches_zeros(kernel)  # (masked: pointwise only)
         if zeros:
             self.emit(f"{ZERO_COUNT} = ___rt.ZEROS.value", origin)
         self.call(kernel, code, dims, origin, 2)
         if checked:
             self.check_fp(kernel, code, origin, snapshot=snapshot)
             self.give_snapshot(snapshot, origin)
-        if zeros:  # NumPy's sign of a zero max/min is its SIMD lane order's (runtime.zero_watch)
-            self.emit(f"if ___rt.ZEROS.value != {ZERO_COUNT}:", origin)
-            self.rerun(origin, 3, "  # a float max/min is a zero: NumPy's sign")
+        if zeros:
+            self.zero_check(kernel, code, origin, 2)
+
+    def zero_check(self, kernel: KernelPlan, code: KernelCode, origin: str | None, depth: int,
+                   temp: str | None = None, saved: tuple[str, str] | None = None) -> None:
+        """After a kernel with float max/min results: one that was a zero (``runtime.zero_watch``;
+        NumPy's sign of it is its SIMD lane order's) reruns the call with NumPy, or, where the
+        call cannot rerun, takes the kernel's outputs from its NumPy twin (``runtime.zero_twin``;
+        ``saved``: memory the kernel overwrote although it read it, and its copy from before,
+        put back first). ``temp``: the temporary a store kernel wrote, stored after this."""
+        self.emit(f"if ___rt.ZEROS.value != {ZERO_COUNT}:", origin, depth)
+        if self.fp_can_rerun:
+            self.rerun(origin, depth + 1, "  # a float max/min is a zero: NumPy's sign")
+            return
+        if saved is not None:
+            self.emit(f"np.copyto({saved[0]}, {saved[1]})  # as it was before the kernel", origin,
+                      depth + 1)
+        inputs = "".join(f"{self.var[n]}, " for n in code.inputs).rstrip(" ")
+        self.emit(f"___twin = ___rt.zero_twin(___fallback.localize, {code.name!r}, ({inputs}))"
+                  "  # a float max/min is a zero: NumPy's sign, from the kernel's NumPy twin",
+                  origin, depth + 1)
+        for i, node in enumerate(code.buffers + code.returns):
+            if node is kernel.stored and kernel.store_into is not None:
+                if temp is not None:
+                    self.emit(f"{temp} = ___twin[{i}]", origin, depth + 1)
+                else:  # stored in place: NumPy's store of the twin's value
+                    self.store_mutation(kernel, f"___twin[{i}]", depth + 1)
+            elif node in code.returns:
+                self.emit(f"{self.var[node]} = ___twin[{i}]", node.origin, depth + 1)
+            else:
+                self.emit(f"np.copyto({self.var[node]}, ___twin[{i}])", node.origin, depth + 1)
 
     def allocations(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
                     origin: str | None) -> None:
@@ -424,6 +458,8 @@ class WrapperWriter:
         if reuse and not self.fp_can_rerun and single_ufunc(kernel) is None \
                 and checks_fp(kernel) and any(_compares_floats(n) for n in kernel.nodes):
             self.reuse[kernel.index] = {}  # a fresh output: the twin runs on the BLAS result
+        if reuse and not self.fp_can_rerun and watches_zeros(kernel):
+            self.reuse[kernel.index] = {}  # a zero max/min: the twin reads the BLAS result
         return self.reuse[kernel.index]
 
     def fp_raised_test(self) -> str:
@@ -533,11 +569,15 @@ class WrapperWriter:
         return self.snapshot(name, when, dst.name, origin, 2)
 
     def snapshot(self, array: str, when: str, hint: str, origin: str | None,
-                 depth: int) -> tuple[str, str, int]:
+                 depth: int, always: bool = False) -> tuple[str, str, int]:
         """Emit a pooled copy of ``array``, taken while some FP mode warns (else the name holds
-        None); returns (array, copy, pool slot)."""
+        None; ``always``: taken on every call); returns (array, copy, pool slot)."""
         self.snapshots += 1
         saved, slot = self.names(f"saved_{hint}"), -self.snapshots
+        if always:
+            self.emit(f"{saved} = ___rt.snapshot(___pool, {slot}, {array})  # what the kernel "
+                      "overwrites, for NumPy's warnings and signed zeros", origin, depth)
+            return array, saved, slot
         self.emit(f"{saved} = ___rt.snapshot(___pool, {slot}, {array}) if {when}"
                   "___rt.fp_watch() else None  # what the kernel overwrites, for NumPy's "
                   "warnings", origin, depth)
@@ -646,21 +686,30 @@ class WrapperWriter:
             if self.may_overlap(kernel, node, dst, mutation):
                 checks.append(f"not np.may_share_memory({view}, {self.var[node]})")
                 distinct.add(node)
+        zeros = watches_zeros(kernel)
+        if zeros:
+            self.emit(f"{ZERO_COUNT} = ___rt.ZEROS.value", origin)
         self.emit(f"if {' and '.join(checks)}:", mutation.origin)
         snapshot = None
-        if checked and not self.fp_can_rerun and single_ufunc(kernel) is None \
-                and self.overwrites_operand(code, dst, distinct):
+        overwrites = self.overwrites_operand(code, dst, distinct)
+        if zeros and overwrites:  # a zero max/min: the twin needs what the kernel overwrote
+            snapshot = self.snapshot(view, "", kernel.stored.name, mutation.origin, 3, True)
+        elif checked and not self.fp_can_rerun and single_ufunc(kernel) is None and overwrites:
             snapshot = self.snapshot(view, "", kernel.stored.name, mutation.origin, 3)
         self.call(kernel, code, dims, origin, 3, stored_as=view)
         if checked:
             self.check_fp(kernel, code, origin, 3, snapshot)
-            self.give_snapshot(snapshot, mutation.origin, 3)
+        if zeros:
+            self.zero_check(kernel, code, origin, 3, saved=snapshot[:2] if snapshot else None)
+        self.give_snapshot(snapshot, mutation.origin, 3)
         self.emit("else:", mutation.origin)
         temp = self.names(f"tmp_{kernel.stored.name}")
         self.allocate(kernel, kernel.stored, dims, temp, kernel.stored.origin, 3)
         self.call(kernel, code, dims, origin, 3, stored_as=temp)
         if checked:  # before the store, as NumPy: the operands are still intact
             self.check_fp(kernel, code, origin, 3)
+        if zeros:
+            self.zero_check(kernel, code, origin, 3, temp=temp)
         if stores_index(mutation):
             self.emit(f"{self.value(dst)}[{self.index(mutation.args[1])}] = {temp}",
                       mutation.origin, 3)
@@ -803,9 +852,67 @@ class WrapperWriter:
         tail = ["        except Exception as ___error:  # numba types each kernel at its first call",
                 "            if not ___fallback.recover(___error):",
                 "                raise",
-                f"        return ___fallback.eager({params})",
-                *hoisted, f"    return {self.fn_name}", ""]
+                f"        return ___fallback.eager({params})"]
+        # its body for run/dispatch.py to paste where the run calls it (``forward.paste``)
+        self.paste = None if self.fp_reported or self.first_effect is not None \
+            else paste_template([self.var[n] for n in self.plan.graph.placeholders],
+                                [line[8:] for line in body[-3:] + lines + tail])
+        tail += [*hoisted, f"    return {self.fn_name}", ""]
         return "\n".join(head + body + lines + tail)
+
+
+_UNPASTABLE = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+               ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom,
+               ast.Await, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+_FRAME_CALLS = ("globals", "locals", "vars", "eval", "exec")
+
+
+def paste_template(params: list[str], lines: list[str]) -> PasteTemplate | None:
+    """The forward body ``lines`` (dedented to 0) as a ``PasteTemplate``, or None where pasting
+    it into a caller could change what it does: loops, nested functions, frame introspection, a
+    ``fp_report`` without its place (its warning is counted in frames), a return over several
+    lines, or a body that could end without ``return`` (``while True:`` around it would loop)."""
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+    walked = list(ast.walk(tree))
+    if not tree.body or not isinstance(tree.body[-1], ast.Return) \
+            or any(isinstance(n, _UNPASTABLE) for n in walked):
+        return None
+    for node in walked:
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Name) and func.id in _FRAME_CALLS or isinstance(
+                func, ast.Attribute) and func.attr == "fp_report" \
+                and len(node.args) + len(node.keywords) < 2:
+            return None
+    returns = []
+    for node in walked:
+        if not isinstance(node, ast.Return):
+            continue
+        row = node.lineno - 1
+        if node.end_lineno != node.lineno or not lines[row].lstrip().startswith("return ") \
+                or node.value is None:
+            return None
+        value = ast.get_source_segment(lines[row], _on_line_one(node.value))
+        items = tuple(ast.unparse(e) for e in node.value.elts) \
+            if isinstance(node.value, ast.Tuple) else None
+        if value is None or not lines[row].lstrip().startswith(f"return {value}"):
+            return None
+        returns.append((row, value, items))
+    names = {n.id for n in walked if isinstance(n, ast.Name)}
+    names |= {n.name for n in walked if isinstance(n, ast.ExceptHandler) and n.name}
+    stored = {n.id for n in walked if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return PasteTemplate(tuple(params), tuple(lines), tuple(sorted(returns)), frozenset(names),
+                         frozenset(stored & set(params)))
+
+
+def _on_line_one(node: ast.expr) -> ast.expr:
+    """``node`` moved to line 1 (its source segment read from its own line)."""
+    moved = ast.Constant(None)
+    moved.lineno = moved.end_lineno = 1
+    moved.col_offset, moved.end_col_offset = node.col_offset, node.end_col_offset
+    return moved
 
 
 def empty_shape(shape: str, ndim: int) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 
 from ....graph import Node
 from ..cpu import KernelEmitter, rule_compiles
+from ..optable import zero_rerun
 from ..plan import KernelPlan, Plan, ReductionRule, ScalarRule
 from ....ops.registry import REGISTRY
 from ..scalar import helper_call, type_name
@@ -200,7 +201,7 @@ class CudaEmitter(KernelEmitter):
     as scalar values. ``DECORATOR`` and ``GRID`` (first flat index, stride): a device loop's
     device functions use one block's threads (``loops.py``)."""
 
-    watches_zeros = False  # no ZEROS counter check around CUDA launches
+    watches_zeros = False  # no ZEROS counter: a zero max/min sets the flag's second word
 
     DECORATOR = "@cuda.jit"
     GRID = ("cuda.grid(1)", "cuda.gridsize(1)")
@@ -213,7 +214,7 @@ class CudaEmitter(KernelEmitter):
         self.exact: dict = {}
         self.flag = self.names("fp_flag")
         self.flagged = [n for n in kernel.nodes if raises_fp(n, kernel.rules[n])
-                        or accumulates(kernel.rules[n])]
+                        or accumulates(kernel.rules[n]) or zero_rerun(n)]
         self.flat, self.stride, self.total, self.rest = (
             self.names(hint) for hint in ("flat", "stride", "total", "rest"))
 
@@ -271,10 +272,15 @@ class CudaEmitter(KernelEmitter):
 
     def check_result(self, w: _Lines, node: Node) -> None:
         """After a reduction's result: the FP flag when it is NaN or infinite (an accumulator
-        that overflowed, ``inf - inf``; or NaN and infinite elements: the rerun decides)."""
+        that overflowed, ``inf - inf``; or NaN and infinite elements: the rerun decides); the
+        zero flag when a float max/min result is a zero."""
         if node in self.flagged and accumulates(self.rule(node)):
             w.open(f"if not (abs({self.local[node]}) < np.inf):")
             w(f"{self.flag}[0] = 1", "a reduction NumPy may report (overflow, invalid)")
+            w.close()
+        if zero_rerun(node):  # (the launcher then takes the kernel's NumPy twin on the host)
+            w.open(f"if {self.local[node]} == 0:")
+            w(f"{self.flag}[1] = 1", "a float max/min that is a zero: NumPy's sign")
             w.close()
 
     def finish_sweep(self, w: _Lines, sweep: Any, at: str = "") -> None:

@@ -31,6 +31,7 @@ import numpy as np
 from ....graph import Graph, Node, map_nodes
 from ....source.loading import user_stacklevel
 from ...base import error_summary
+from ..optable import zero_rerun
 from ..plan import KernelStep, NodeStep, Plan, write_targets
 from .kernels import CudaEmitter, CudaKernelCode, gpu_kernel
 from .launch import LAUNCH
@@ -187,6 +188,7 @@ class DeviceLoopLauncher:
         self.inputs = code.node.all_input_nodes()
         self.failed, self.flag = False, DeviceFlag()
         self.kernels = [s.kernel for s in code.body.steps if isinstance(s, KernelStep)]
+        self.zeros = any(zero_rerun(n) for k in self.kernels for n in k.nodes)  # (the zero flag)
 
     def __call__(self, transfers: Any, *inputs: Any) -> tuple:
         info = self.code.node.info
@@ -212,7 +214,8 @@ class DeviceLoopLauncher:
                           f"({type(error).__name__}: {error_summary(error)}); the loop runs "
                           "as a host loop from now on", RuntimeWarning, stacklevel=user_stacklevel())
             return self.host(transfers, *inputs)
-        if self.flag.taken():  # NumPy's warnings: the host loop reruns its kernels' NumPy twins
+        if self.flag.taken(self.zeros):  # NumPy's warnings (or sign of a zero max/min): the
+            # host loop reruns its kernels' NumPy twins
             return self.host(transfers, *inputs)
         last = trips[-1]
         return tuple(last if kind == "index" else value

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ....graph import Graph, Node, map_nodes
+from ..optable import zero_rerun
 from ..plan import ReductionRule
 from ....logs import get_logger
 from ....source.loading import user_stacklevel
@@ -56,8 +57,10 @@ def c_ordered(value: Any) -> bool:
 
 
 class DeviceFlag:
-    """A kernel's device FP flag: one int32 on the GPU, allocated at the first launch, set by a
-    launch whose result NumPy would warn about, cleared when read."""
+    """A kernel's device flags: two int32 on the GPU, allocated at the first launch: the FP
+    flag, set by a launch whose result NumPy would warn about, then the zero flag, set by a
+    float max/min result that is a zero (NumPy's sign of it is its CPU SIMD lane order's);
+    cleared when read."""
 
     def __init__(self) -> None:
         self.array: Any = None
@@ -66,14 +69,18 @@ class DeviceFlag:
         """The flag array to pass to the kernel (allocated once, zero unless a launch set it)."""
         if self.array is None:
             from numba import cuda
-            self.array = cuda.to_device(np.zeros(1, np.int32))
+            self.array = cuda.to_device(np.zeros(2, np.int32))
         return self.array
 
-    def taken(self) -> bool:
-        """The last launch set the flag while NumPy would warn (then cleared for the next)."""
-        if self.array is None or not (warns() and self.array.copy_to_host()[0]):
+    def taken(self, zeros: bool = False) -> bool:
+        """The last launch set the FP flag while NumPy would warn, or (``zeros``: the kernel
+        has float max/min results) the zero flag; then both are cleared for the next."""
+        if self.array is None or not (zeros or warns()):
             return False
-        self.array.copy_to_device(np.zeros(1, np.int32))
+        fp, zero = self.array.copy_to_host()[:2]
+        if not ((fp and warns()) or (zeros and zero)):
+            return False
+        self.array.copy_to_device(np.zeros(2, np.int32))
         return True
 
 
@@ -205,6 +212,8 @@ class KernelLauncher:
         self.twin = kernel_graph(plan.nodes, code.inputs, code.buffers + code.returns)
         self.failed = kernel is None
         self.flagged, self.flag = code.flagged, DeviceFlag()
+        # a float max/min result (an output or not) that is a zero sets the flag's second word
+        self.zeros = any(zero_rerun(n) for n in plan.nodes)
         self.ddof = max([plan.rules[n].ddof for n in plan.nodes
                          if getattr(plan.rules[n], "two_pass", False)] or [-1])
 
@@ -247,8 +256,10 @@ class KernelLauncher:
             get_logger("graph_breaks").info("%s\n%s", message, error)
             warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
             return self.host(transfers, inputs)
-        if self.flagged and self.flag.taken():
-            self.host(transfers, inputs)  # NumPy's own warnings, per op and in order
+        if self.flagged and self.flag.taken(self.zeros):
+            results = self.host(transfers, inputs)  # NumPy's own warnings, per op and in order
+            if self.zeros:  # and NumPy's sign of a zero max/min (its CPU SIMD lane order's)
+                return results
         return outs
 
     def launch(self, args: list, outs: list, shape: tuple, total: int) -> tuple:
