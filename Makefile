@@ -3,6 +3,7 @@
 #   make demo    create .venv if missing, install the package (editable, with tests and dask), run the quickstart
 #   make test    same set-up, then run the test suite in JOBS=2 parallel pytest processes (extra pytest
 #                arguments, one process: make test ARGS='-k cli'), then the CUDA tests in their own process under numba's simulator (make test-cuda)
+#   make test-full  the same with the tests marked slow too (make test leaves them out: CI < 30 min)
 #   make test-cuda  only the CUDA tests (tests/cuda), NUMBA_ENABLE_CUDASIM=1 unless CUDA_SIM=0
 #                (CUDA_SIM=0 on a machine with a GPU runs them on it: ASTCOMPILER_CUDA_TESTS=1)
 #   make bench   same set-up plus numexpr and matplotlib, then run the benchmarks, with the peers
@@ -23,11 +24,12 @@ TEST_STAMP  := $(VENV)/.astcompiler-test.stamp
 BENCH_STAMP := $(VENV)/.astcompiler-bench.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-cuda bench peers install
+.PHONY: help demo test test-full test-cuda bench peers install
 
 help:
 	@echo "make demo    set up .venv and run examples/quickstart.py"
 	@echo "make test    set up .venv and run the tests (ARGS='...' goes to pytest), then make test-cuda"
+	@echo "make test-full  make test with the tests marked slow too"
 	@echo "make test-cuda  the CUDA tests under numba's simulator (CUDA_SIM=0: on a real GPU)"
 	@echo "make bench   set up .venv with numexpr and run benchmarks/run.py (ARGS='--quick')"
 	@echo "make peers   install jax and torch into a side venv (PEERS_ENV=$(PEERS_ENV))"
@@ -61,6 +63,11 @@ ifeq ($(strip $(ARGS)),)
 else
 	$(PY) -m pytest -q -x -p no:cacheprovider $(ARGS)
 endif
+	$(MAKE) --no-print-directory test-cuda
+
+# Every test, the ones marked slow too (make test leaves them out to keep CI under 30 minutes).
+test-full: $(TEST_STAMP)
+	$(PY) tools/run_tests.py --jobs $(JOBS) --full $(TEST_FLAGS)
 	$(MAKE) --no-print-directory test-cuda
 
 # The CUDA tests need the simulator switched on before numba is imported: their own process.

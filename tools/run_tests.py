@@ -6,10 +6,15 @@ dealt to the shards longest first (by the seconds recorded in ``tests/durations.
 not listed there is estimated from its length), each shard is one ``pytest -q -x`` process with its own
 temporary directory, and the first failing shard stops the others, as ``-x`` would.
 
+Tests marked ``slow`` (the full numba op-info matrix, the slow corpus kernels, layout sweeps) are
+left out unless ``--full`` is given: CI (``make test``) must stay under 30 minutes on 2 cores, and
+``make test-full`` runs everything.
+
     python tools/run_tests.py                 # as many shards as cores (at least 1, at most 4)
     python tools/run_tests.py --jobs 1        # one process, exactly like plain pytest
     python tools/run_tests.py --record        # also rewrite tests/durations.json from this run
     python tools/run_tests.py --keep-going    # every test, even after a failure (no -x)
+    python tools/run_tests.py --full          # the ``slow`` tests too (``make test-full``)
     python tools/run_tests.py -- -k guards    # arguments after -- go to every pytest process
 """
 
@@ -152,8 +157,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="rewrite tests/durations.json from this run's timings")
     parser.add_argument("--keep-going", action="store_true",
                         help="run every test (no -x) and let the other shards finish after a failure")
+    parser.add_argument("--full", action="store_true",
+                        help="also run the tests marked slow (left out by default)")
     parser.add_argument("pytest_args", nargs="*", help="arguments for pytest (after --)")
     options = parser.parse_args(argv)
+    if not options.full and "-m" not in options.pytest_args:
+        options.pytest_args = ["-m", "not slow", *options.pytest_args]
     shards = deal(test_files(), recorded_durations(), max(1, options.jobs))
     with tempfile.TemporaryDirectory(prefix="astcompiler-tests-") as tmp:
         workdir = Path(tmp)

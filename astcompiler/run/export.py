@@ -185,7 +185,6 @@ OP_LINE = re.compile(r"(\w+) = (?:REGISTRY\.ops\['(\w+)'\]\.(impl|python)|PYTHON
                      r"|SCANS\['(\w+)'\])")
 OP_IMPORTS = ("from astcompiler.ops import REGISTRY",
               "from astcompiler.ops.python_scalars import PYTHON_OPS")
-PASTE_IMPORT = "from astcompiler.lower.base import PasteTemplate as ___Paste"
 
 
 def _bare(args: ast.arguments) -> ast.arguments:
@@ -236,17 +235,14 @@ def op_reference(name: str, fn: Any, op: str) -> str:
 
 def wrapper_source(wrapper: str) -> str:
     """The wrapper with its NumPy steps' ops (``op_sort = REGISTRY.ops['sort'].impl``) bound to
-    their NumPy references in the module (``op_reference``), and no paste template (astcompiler's
-    dispatch pastes it; the module calls the forward function)."""
+    their NumPy references in the module (``op_reference``)."""
     from ..ops import REGISTRY
     from ..ops.python_scalars import PYTHON_OPS
 
     lines = []
     for line in wrapper.splitlines():
         found = OP_LINE.fullmatch(line)
-        if line in OP_IMPORTS or line == PASTE_IMPORT:
-            if line == PASTE_IMPORT:
-                lines.append("___Paste = dict  # the paste template: astcompiler's dispatch only")
+        if line in OP_IMPORTS:
             continue
         if found is None:
             lines.append(line)
