@@ -726,7 +726,9 @@ def _run_original(*inputs: Any) -> tuple:
 def _rebuild(module: Any, lowering: dict, root: str, helpers: tuple) -> Callable:
     """The entry's compiled graph, from its verified files (``lower/numba/rebuild.py``)."""
     from ..lower.numba import is_numba_compile_error
+    from ..lower.numba.files import lock_numba_index
     from ..lower.numba.rebuild import build
+    lock_numba_index()  # a kernel numba compiles afresh here adds to a shared index
     settings = dict(lowering["settings"])
     if settings.get("effects_from"):
         settings["effects_from"] = [os.path.join(root, settings["effects_from"][0]),

@@ -43,8 +43,20 @@ def make_local():
     return ac.compile(local)
 
 local = make_local()
+
+@ac.compile
+def fact(n):  # refers to itself: its globals hold the compiled function
+    return 1 if n <= 1 else n * fact(n - 1)
+
+def make_recursive():
+    @ac.compile
+    def countdown(n):  # its closure holds the compiled function
+        return 0 if n <= 0 else countdown(n - 1)
+    return countdown
+
 payload = [cloudpickle.dumps(decorated), cloudpickle.dumps(decorated),
-           cloudpickle.dumps((wrapped, plain)), cloudpickle.dumps(local)]
+           cloudpickle.dumps((wrapped, plain)), cloudpickle.dumps(local),
+           cloudpickle.dumps(fact), cloudpickle.dumps(make_recursive())]
 x = np.arange(6.0)
 same = cloudpickle.loads(payload[0]) is decorated and cloudpickle.loads(payload[2])[0] is wrapped
 with open(sys.argv[1], "wb") as handle:
@@ -62,6 +74,10 @@ with open(sys.argv[1], "rb") as handle:
 first, second = cloudpickle.loads(payload[0]), cloudpickle.loads(payload[1])
 wrapped, plain = cloudpickle.loads(payload[2])
 local = cloudpickle.loads(payload[3])
+fact, countdown = cloudpickle.loads(payload[4]), cloudpickle.loads(payload[5])
+# one compiled object each: the one the function's globals (closure) call is the one loaded
+assert fact.__wrapped__.__globals__["fact"] is fact
+assert countdown.__wrapped__.__closure__[0].cell_contents is countdown
 x = np.arange(6.0)
 for _ in range(3):
     assert np.array_equal(first(x), first.__wrapped__(x))

@@ -8,13 +8,16 @@ stem before anything in it runs. Writing and loading are ``source.write_generate
 temporary directory when the cache directory is unusable): a file is never rewritten with
 different content under the same name, and a tampered one is rewritten before it is imported.
 numba's own index beside it (``__pycache__/*.nbi``) is keyed by a hash of the file's content, so
-a rewritten file never serves a kernel compiled from the tampered text.
+a rewritten file never serves a kernel compiled from the tampered text. Processes adding
+overloads to one index at once take turns (``lock_numba_index``): no addition is lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from types import ModuleType
+from typing import Any, Iterator
 
 from ...config import config
 from ...source import load_generated_module, write_generated_file
@@ -33,5 +36,51 @@ def write_source(prefix: str, source: str) -> tuple[str, str]:
 
 def load_source(prefix: str, source: str) -> tuple[ModuleType, str, str]:
     """Write and import; returns (module, module name, path)."""
+    lock_numba_index()  # before the module's kernels compile (and save) on their first call
     stem, path = write_source(prefix, source)
     return load_generated_module(path), stem, path
+
+
+_INDEX_LOCKED: list[bool] = []
+
+
+def lock_numba_index() -> None:
+    """Make numba's cache index updates exclusive between processes (once per process).
+
+    numba's ``IndexDataCacheFile.save`` reads the ``.nbi`` index, adds a key, picks the first
+    free data file number and rewrites the index: two processes saving overloads of one file at
+    once both pick the same number and the later rename drops the other's key (a lost entry,
+    and a data file that may hold the other signature's code). The save runs under an exclusive
+    ``flock`` on ``<index>.lock`` beside the index; saves of different files do not wait on each
+    other, compiles never wait. Where ``fcntl`` is missing (Windows) saves run as numba's do."""
+    if _INDEX_LOCKED:
+        return
+    from numba.core import caching
+
+    original = caching.IndexDataCacheFile.save
+
+    def save(self: Any, key: Any, data: Any) -> None:
+        with index_lock(getattr(self, "_index_path", "")):
+            original(self, key, data)
+
+    save.__doc__ = original.__doc__
+    save.__wrapped__ = original  # type: ignore[attr-defined]
+    caching.IndexDataCacheFile.save = save
+    _INDEX_LOCKED.append(True)
+
+
+@contextlib.contextmanager
+def index_lock(index_path: str) -> Iterator[None]:
+    """An exclusive lock on ``<index_path>.lock`` while the block runs (none where it cannot be
+    taken: no ``fcntl``, an unwritable directory)."""
+    try:
+        import fcntl
+        fd = os.open(index_path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
