@@ -294,8 +294,40 @@ def backward(nodes: list[Node], outputs: list[tuple[Node, Any]], wrt: list[Node]
     return BackwardResult(tuple(ct.get(w) for w in wrt), observed, frozenset(facts.needs))
 
 
+def _broadcasts_anyway(user: Node, view: Node) -> bool:
+    """``user`` is a pointwise op that gives ``view``'s shape anyway: another array operand has
+    the result's shape, so reading ``view``'s (smaller) source broadcasts to the same values."""
+    meta, source = user.meta, view.args[0]
+    if user.op != "call" or meta is None or REGISTRY[user.target].kind != "pointwise":
+        return False
+    if view.meta is None or view.meta.shape != meta.shape or source.meta is None \
+            or source.meta.pytype is not None or source.meta.dtype != view.meta.dtype:
+        return False
+    if view in _nodes_in(user.kwargs):
+        return False
+    return any(isinstance(a, Node) and a is not view and a.meta is not None
+               and a.meta.pytype is None and a.meta.shape == meta.shape for a in user.args)
+
+
+def unbroadcast_cotangents(nodes: list[Node]) -> int:
+    """Backward clean-up: a pointwise op reads the source of a ``broadcast_to`` (a reduction's
+    cotangent spread back to its input's shape) when it broadcasts that source anyway; the view
+    then is no wrapper call between two kernels and the planner can fuse across it. Returns how
+    many uses were redirected (an unused view is dead code)."""
+    redirected = 0
+    for node in nodes:
+        if node.op != "call" or node.target != "broadcast_to" \
+                or not isinstance(node.args[0], Node):
+            continue
+        for user in list(node.users):
+            if _broadcasts_anyway(user, node):
+                user.replace_input(node, node.args[0])
+                redirected += 1
+    return redirected
+
+
 __all__ = ["BACKWARD", "BackwardResult", "ForwardFacts", "StaleValue", "analyze", "backward",
-           "backward_source", "user_error"]
+           "backward_source", "unbroadcast_cotangents", "user_error"]
 
 
 def _region_vjp(node: Node, facts: ForwardFacts, value_of: ValueOf, results: dict[int, Any],

@@ -25,7 +25,7 @@ from ..pytree import DEFAULT as pytrees
 from ..nn.hooks import observe_backward_calls
 from .module_hooks import Recording, emit_hook_calls, observed_nodes, refuse_hooked_call
 from .regions import region_vjp
-from .reverse import BACKWARD, backward, user_error
+from .reverse import BACKWARD, backward, unbroadcast_cotangents, user_error
 
 MODES = ("grad", "value_and_grad", "vjp")
 
@@ -123,6 +123,7 @@ class GradSpec:
                             observe=observed_nodes(recording),
                             region_rule=lambda *a: region_vjp(runtime, *a, tag))
             emit_hook_calls(tracer, recording, done, value_of, tag, replay)
+        unbroadcast_cotangents([n for n in graph.nodes if id(n) not in before])
         grads = done.grads
         grads_by_node = dict(zip([id(p) for p in wrt_proxies], grads))
         with _tagging(graph, None):

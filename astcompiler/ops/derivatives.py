@@ -83,12 +83,15 @@ def unary(derivative: Any) -> Any:
     return rule
 
 
-def binary(dx: Any, dy: Any) -> Any:
+def binary(dx: Any, dy: Any, symmetric: bool = False) -> Any:
     """A rule for a two-argument pointwise op: partials ``dx(g, x, y, out)``, ``dy(...)`` summed
-    back to each operand's shape (broadcasting)."""
+    back to each operand's shape (broadcasting). ``symmetric``: ``f(x, y) == f(y, x)``, so
+    when both operands are one value (``x * x``) its two partials are equal: computed once."""
     def rule(ctx: VjpContext, g: Any) -> tuple:
         x, y = ctx.args
         gx = sum_to(dx(g, x, y, ctx.out), x) if ctx.want(0) else None
+        if symmetric and x is y and gx is not None:
+            return gx, gx  # one backward node instead of two equal ones
         gy = sum_to(dy(g, x, y, ctx.out), y) if ctx.want(1) else None
         return gx, gy
     return rule

@@ -266,8 +266,9 @@ def _define_pointwise_vjps() -> None:
         "hypot": (lambda g, x, y, z: g * x / z, lambda g, x, y, z: g * y / z),
         "logaddexp": (lambda g, x, y, z: g * np.exp(x - z), lambda g, x, y, z: g * np.exp(y - z)),
     }
+    symmetric = {"add", "multiply", "maximum", "minimum", "hypot", "logaddexp"}
     for name, (dx, dy) in binaries.items():
-        define_vjp(name, binary(dx, dy))
+        define_vjp(name, binary(dx, dy, symmetric=name in symmetric))
 
     def where_vjp(ctx, g):
         c, x, y = ctx.args
