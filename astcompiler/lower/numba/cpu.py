@@ -39,6 +39,7 @@ rows, each with its own row temporaries and lane arrays (allocated once per slic
 
 from __future__ import annotations
 
+import ast
 import builtins
 import dataclasses
 import keyword
@@ -222,6 +223,7 @@ class KernelEmitter:
         self.scratch_param = False  # lane arrays are parameters (row function), else allocated
         self.row_mode: str | None = None  # row functions: "long" (vector lanes) or "short" rows
         self.row_scratch = False  # generating a row function: pairwise scratch are parameters
+        self.row_bodies: dict[str, list[str]] = {}  # row functions' lines, by mode (row_body)
         self.buffered: set[Node] = set()  # pairwise sums whose summands go to their buffers now
         self.pw = {key: self.names(f"pw_{key}") for key in
                    ("top", "start", "size", "half", "count", "stack", "subtree", "starts", "sizes")}
@@ -742,8 +744,8 @@ class KernelEmitter:
         else:
             sources = []
             entry = self.loop_entry
-        if self.twin is not None:
-            sources = self.twin.functions() + sources
+        if self.twin is not None:  # its serial entry only runs inside this one's: numba inlines it
+            sources = inline_entry(self.twin.functions(), self.twin.k.name) + sources
         sources.append(entry(k.name, False))
         if k.parallel_dim is not None:
             sources.append(entry(f"{k.name}_parallel", True))
@@ -802,6 +804,8 @@ class KernelEmitter:
     # pointwise and columns kernels: one loop nest in the entry itself
 
     def loop_entry(self, name: str, parallel: bool) -> str:
+        if parallel and self.spans_pointwise():
+            return self.span_function(f"{name}_span") + "\n\n" + self.span_entry(name)
         self.parallel = parallel
         w = _Writer()
         self.prelude(w)
@@ -816,6 +820,46 @@ class KernelEmitter:
             self.columns_body(w)
         self.finish_entry(w)
         return self.function(name, self.params(), w, parallel)
+
+    def spans_pointwise(self) -> bool:
+        """The parallel twin of a pointwise kernel with fast sin/cos blocks runs its serial
+        span function on ``CHUNKS`` spans of the parallel dim: numba's parfor passes then see
+        one call, not the (large) loop body, which compiled 2-3x slower as a parfor. Not for
+        other kernels: a plain ``range(lo, hi)`` loop keeps its negative-index checks (numba
+        adds no ``nsw``), which stopped LLVM vectorizing an axpy chain (3.5x slower)."""
+        k = self.k
+        return k.parallel_dim is not None and k.shape[k.parallel_dim] != 1 \
+            and bool(self.fast_variants())
+
+    def span_function(self, name: str) -> str:
+        """The serial loop nest over elements ``lo:hi`` of the parallel dim."""
+        d = self.k.parallel_dim
+        lo, hi = self.names("span_lo"), self.names("span_hi")
+        self.parallel = False
+        w = _Writer()
+        self.prelude(w)
+        self.fast_keys = self.fast_variants()
+        self.unit_test = unit_stride_test(self.k, {**self.param, **self.out})
+        self.nest(w, list(range(self.ndim)), lambda: self.pointwise_element(w), 1,
+                  ranges={d: (lo, hi)})
+        self.unit_test = None
+        return self.function(name, self.params() + [lo, hi], w)
+
+    def span_entry(self, name: str) -> str:
+        """``prange`` over spans of the parallel dim, each a whole number of ``FAST_BLOCK``
+        elements (the last one ends at the dim's end), each run by the span function."""
+        d = self.k.parallel_dim
+        blocks, chunks, c = self.names("span_blocks"), "chunks", "c"  # (reserved names)
+        w = _Writer()
+        self.prelude(w)
+        w(f"{blocks} = (n{d} + {FAST_BLOCK - 1}) // {FAST_BLOCK}")
+        w(f"{chunks} = min({blocks}, {CHUNKS})")
+        w.open(f"for {c} in numba.prange({chunks}):")
+        bounds = [f"{c} * {blocks} // {chunks} * {FAST_BLOCK}",
+                  f"min(n{d}, ({c} + 1) * {blocks} // {chunks} * {FAST_BLOCK})"]
+        w(f"{name}_span({', '.join(self.params() + bounds)})")
+        w.close()
+        return self.function(name, self.params(), w, True)
 
     def pointwise_element(self, w: _Writer) -> None:
         if self.k.masked is not None:
@@ -903,6 +947,7 @@ class KernelEmitter:
             self.outer_nodes(w, sweep.after)
         self.row_mode = None
         self.row_scratch = False
+        self.row_bodies[mode] = list(w.lines)
         suffix = "_row_long" if mode == "long" else "_row"
         return self.function(f"{self.k.name}{suffix}", self.row_args(mode == "long"), w)
 
@@ -950,8 +995,33 @@ class KernelEmitter:
                 continue
             w.open(f"for i{d} in range(n{d}):")
             opened += 1
-        w(f"{k.name}_row{'_long' if long else ''}({', '.join(self.row_args(long))})")
+        body = None if parallel or len(self.row_modes()) > 1 else self.row_body(long)
+        if body is None:
+            w(f"{k.name}_row{'_long' if long else ''}({', '.join(self.row_args(long))})")
+        else:  # the row function's own lines: one function to compile, not two
+            w(f"# {k.name}_row{'_long' if long else ''}, inlined")
+            w.lines += ["    " * (w.depth - 1) + line for line in body]
         w.close(opened)
+
+    def row_body(self, long: bool) -> list[str] | None:
+        """The row function's lines, to paste into the serial entry's loop over rows (its
+        parameters are the entry's names): numba then compiles one function, not the row
+        function and again its code linked into the entry (numba optimizes linked code anew
+        in every caller). None when pasting could change what it does: a ``return``, or an
+        assignment to one of its parameters (a call starts every row afresh)."""
+        lines = self.row_bodies.get("long" if long else "short")
+        if lines is None or any("\n" in line for line in lines):
+            return None
+        params = set(self.row_args(long))
+        row = ast.parse("def row():\n" + "\n".join(lines)).body[0]
+        for node in (n for statement in row.body for n in ast.walk(statement)):
+            if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global,
+                                 ast.Nonlocal, ast.FunctionDef, ast.Lambda)):
+                return None
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
+                    and node.id in params:
+                return None
+        return lines
 
     # whole-array reductions (no outer axes): one function per sweep over a slice of axis 0
 
@@ -1521,9 +1591,7 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
             if key not in emitter.helpers:
                 emitter.helpers.append(key)
     if nested:
-        head = f"def {kernel.name}("
-        functions = [f.replace(")\n" + head, ', inline="always")\n' + head, 1)
-                     if f.startswith("@numba.njit(") else f for f in functions]
+        functions = inline_entry(functions, kernel.name)
     parallel_name = f"{kernel.name}_parallel" if kernel.parallel_dim is not None else None
     origins: list[str] = []
     for node in kernel.nodes:
@@ -1556,6 +1624,15 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
     source = body.replace("{cache}", "True" if cache else "False")
     return KernelCode(kernel.name, source, parallel_name, list(kernel.inputs),
                       list(emitter.buffers), list(emitter.returns), kernel)
+
+
+def inline_entry(functions: list[str], name: str) -> list[str]:
+    """``functions`` with function ``name`` marked ``inline="always"``: numba inlines it into
+    its numba callers (one loop nest there; and no second optimization of the code it links,
+    which numba runs anew in every caller)."""
+    head = f"def {name}("
+    return [f.replace(")\n" + head, ', inline="always")\n' + head, 1)
+            if f.startswith("@numba.njit(") else f for f in functions]
 
 
 _PROBES: dict[tuple, bool] = {}
