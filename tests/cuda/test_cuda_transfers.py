@@ -83,19 +83,66 @@ def test_device_arrays_in_pytrees_stay_on_device(copies):
     assert type(host) is np.ndarray and np.array_equal(host, pair_sum((x, y)))
 
 
-def tail(x):
-    return x[1:]
+def address(array):
+    """The data pointer (a simulator device array shows its host memory's interface)."""
+    face = getattr(array, "__cuda_array_interface__", None) or array.__array_interface__
+    return face["data"][0]
 
 
-def test_view_of_a_device_input_is_a_device_copy():
-    """The exact behaviour today (not yet the plain call's): where the plain call returns a view
-    of a device input, the compiled call computes the view with NumPy on the host and returns it
-    as a new device array: the same values, dtype and shape, but no aliasing (a write to it does
-    not reach the input)."""
+def views(x):
+    return x[1:, ::2], x.T, x.reshape(-1), x[0], x[..., None], np.asarray(x), (x * 2.0).T
+
+
+def test_views_of_device_arrays_are_device_views(copies):
+    """Where NumPy returns a view, the compiled call on a device array returns a device array
+    viewing the same device memory (NumPy's offset and strides; a write to it reaches the
+    input), also of a kernel's result; ``np.asarray`` returns the input itself. No copies."""
+    x = np.arange(12.0).reshape(3, 4)
+    xd = cuda.to_device(x)
+    compiled = ac.compile(views)
+    compiled(xd)
+    copies.update(up=0, down=0)
+    got, want = compiled(xd), views(x)
+    assert copies == {"up": 0, "down": 0}
+    assert got[5] is xd
+    for g, w in zip(got[:5], want[:5]):
+        assert is_device_array(g) and g.shape == w.shape and g.strides == w.strides
+        assert address(g) - address(xd) == address(w) - address(x)
+        np.testing.assert_array_equal(g.copy_to_host(), w)
+    assert got[6].strides == want[6].strides
+    np.testing.assert_array_equal(got[6].copy_to_host(), want[6])
+    got[0][0, 1] = -1.0  # x[1, 2] in the input, as NumPy's view would write
+    assert xd.copy_to_host()[1, 2] == -1.0
+
+
+def bump(x):
+    v = x[1:]
+    v[0] = 5.0
+    return v, v * 2.0
+
+
+def test_writes_through_views_reach_the_device_input():
     x = np.arange(6.0)
     xd = cuda.to_device(x)
-    got, want = ac.compile(tail)(xd), tail(xd)
-    assert is_device_array(got) and got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_array_equal(got.copy_to_host(), want.copy_to_host())
-    got[0] = -1.0  # the plain call's view would write through to xd; this copy does not
-    assert xd.copy_to_host()[1] == 1.0
+    (view, doubled), want = ac.compile(bump)(xd), bump(x)
+    np.testing.assert_array_equal(xd.copy_to_host(), x)  # bump wrote x[1] (and xd's)
+    np.testing.assert_array_equal(view.copy_to_host(), want[0])
+    np.testing.assert_array_equal(doubled.copy_to_host(), want[1])
+    view[2] = -1.0
+    assert xd.copy_to_host()[3] == -1.0
+
+
+def flipped(x):
+    return x[::-1]
+
+
+def test_negative_stride_views_are_device_copies():
+    """The exact behaviour today (not yet the plain call's): a view with a negative stride is
+    computed with NumPy on the host and returned as a new device array (no aliasing)."""
+    x = np.arange(6.0)
+    xd = cuda.to_device(x)
+    got = ac.compile(flipped)(xd)
+    assert is_device_array(got)
+    np.testing.assert_array_equal(got.copy_to_host(), flipped(x))
+    got[0] = -1.0
+    assert xd.copy_to_host()[5] == 5.0

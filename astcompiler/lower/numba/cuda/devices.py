@@ -247,6 +247,43 @@ def as_numba_array(value: Any) -> Any:
     return devicearray.FakeCUDAArray(host)
 
 
+def array_layout(value: Any) -> tuple[tuple, tuple, np.dtype] | None:
+    """A device array's (shape, byte strides, dtype), None if it shows none (C-contiguous
+    when its interface has no strides)."""
+    face = _interface(value)
+    if face is None:
+        return None
+    shape, dtype = tuple(int(n) for n in face["shape"]), np.dtype(face["typestr"])
+    strides = getattr(value, "strides", None) or face.get("strides")
+    return shape, tuple(int(s) for s in strides) if strides is not None \
+        else c_strides(shape, dtype.itemsize), dtype
+
+
+def c_strides(shape: tuple, itemsize: int) -> tuple:
+    """The byte strides of a C-contiguous array of ``shape``."""
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= max(int(size), 1)
+    return tuple(strides)
+
+
+def device_view(root: Any, offset: int, shape: tuple, strides: tuple, dtype: np.dtype) -> Any:
+    """A numba device array viewing the memory of ``root`` (a C-contiguous device array) from
+    byte ``offset`` (its first element) with ``shape`` and non-negative ``strides``: no copy,
+    writes through it reach ``root``. On a GPU this is numba's own slicing (a view of the
+    allocation, ``gpu_data.view``); under the simulator a NumPy view of the host memory."""
+    from numba.cuda import devicearray
+    array = as_numba_array(root)
+    if simulator_enabled():
+        host = np.ndarray(shape, dtype, buffer=np.asarray(array).reshape(-1), offset=offset,
+                          strides=strides)
+        return devicearray.FakeCUDAArray(host)
+    extent = dtype.itemsize + sum((size - 1) * step for size, step in zip(shape, strides))
+    return devicearray.DeviceNDArray(shape, strides, dtype, stream=array.stream,
+                                     gpu_data=array.gpu_data.view(offset, offset + extent))
+
+
 def device_id(value: Any) -> int:
     """The ordinal of the GPU an array lives on: CuPy's ``.device.id``, numba's context device;
     0 when the array does not say (the simulator has one device)."""

@@ -27,7 +27,8 @@ from ....logs import get_logger
 from ....source.loading import user_stacklevel
 from ...base import error_summary
 from ...eager import interpret
-from .devices import as_cupy, as_numba_array, is_cupy, is_device_array, to_host, write_back
+from .devices import (array_layout, as_cupy, as_numba_array, c_strides, device_view, is_cupy,
+                      is_device_array, to_host, write_back)
 from .launch import LAUNCH, geometry
 
 
@@ -90,6 +91,8 @@ class Transfers:
     def __init__(self) -> None:
         self.uploads: dict[int, tuple[Any, Any]] = {}
         self.downloads: dict[int, tuple[Any, Any]] = {}
+        # id(device view) -> (view, its host step, the step's inputs, root, byte offset in root)
+        self.views: dict[int, tuple[Any, Callable, tuple, Any, int]] = {}
 
     def device(self, value: Any) -> Any:
         """``value`` as a device array (itself when it is one); 0-d values as scalars."""
@@ -109,15 +112,51 @@ class Transfers:
         return copy
 
     def host(self, value: Any) -> Any:
-        """``value`` as a host array (itself unless it is a device array)."""
+        """``value`` as a host array (itself unless it is a device array); a device view's is
+        its step on its input's host copy (a host view of it: writes reach the same storage)."""
         if not is_device_array(value):
             return value
         known = self.downloads.get(id(value))
         if known is not None and known[0] is value:
             return known[1]
-        copy = to_host(value)
+        derived = self.views.get(id(value))
+        if derived is not None and derived[0] is value:
+            copy = derived[1](*(self.host(v) for v in derived[2]))
+        else:
+            copy = to_host(value)
         self.downloads[id(value)] = (value, copy)
         return copy
+
+    def view(self, step: Callable, *values: Any) -> Any:
+        """A view node (``step``: its NumPy on host values): NumPy's view of one device array
+        (views of views too) as a device array viewing the same device memory, no copy, where
+        NumPy gives a view with non-negative strides of a C-contiguous storage; NumPy's own
+        result when it is the array itself; else the node with NumPy on host copies."""
+        arrays = [v for v in values if is_device_array(v)]
+        if len(arrays) == 1 and not any(isinstance(v, (np.ndarray, list, tuple))
+                                        for v in values):
+            base = arrays[0]
+            root, start = self.root_of(base)
+            found = None if root is None else view_geometry(step, values, base)
+            if found == "same":
+                return base
+            if found is not None:
+                offset, shape, strides, dtype = found
+                view = device_view(root, start + offset, shape, strides, dtype)
+                self.views[id(view)] = (view, step, values, root, start + offset)
+                return view
+        return step(*(self.host(v) for v in values))
+
+    def root_of(self, array: Any) -> tuple[Any, int]:
+        """The C-contiguous device storage ``array`` views and its first element's byte offset
+        there; (None, 0) for another layout (its host copy may be laid out otherwise)."""
+        derived = self.views.get(id(array))
+        if derived is not None and derived[0] is array:
+            return derived[3], derived[4]
+        layout = array_layout(array)
+        if layout is None or layout[1] != c_strides(layout[0], layout[2].itemsize):
+            return None, 0
+        return array, 0
 
     def scalar(self, value: Any) -> Any:
         """A 0-d operand as a scalar argument of a kernel."""
@@ -125,16 +164,17 @@ class Transfers:
             value = self.host(value)
         return value[()] if isinstance(value, np.ndarray) else value
 
-    def known(self) -> tuple[set[int], set[int]]:
-        """The keys of the copies made so far (``retain`` never drops them)."""
-        return set(self.uploads), set(self.downloads)
+    def known(self) -> tuple[set[int], set[int], set[int]]:
+        """The keys of the copies and device views made so far (``retain`` never drops them)."""
+        return set(self.uploads), set(self.downloads), set(self.views)
 
-    def retain(self, values: tuple, before: tuple[set[int], set[int]]) -> None:
-        """Forget the copies made since ``before`` of anything but ``values`` (a loop's
-        captured arrays and this trip's results): a long loop does not keep every trip's arrays
-        alive. Older copies stay: host views of them may still be written (``written``)."""
+    def retain(self, values: tuple, before: tuple[set[int], set[int], set[int]]) -> None:
+        """Forget the copies and device views made since ``before`` of anything but
+        ``values`` (a loop's captured arrays and this trip's results): a long loop does not
+        keep every trip's arrays alive. Older copies stay: host views of them may still be
+        written (``written``)."""
         keep = {id(v) for v in values}
-        for cache, old in zip((self.uploads, self.downloads), before):
+        for cache, old in zip((self.uploads, self.downloads, self.views), before):
             for key in [k for k in cache if k not in keep and k not in old]:
                 del cache[key]
 
@@ -146,6 +186,38 @@ class Transfers:
             if known is not None and known[0] is storage:
                 write_back(storage, known[1])
         self.uploads.clear()
+
+
+def view_geometry(step: Callable, values: tuple, array: Any) -> Any:
+    """Where NumPy's result of the view node ``step(*values)`` lies in the device ``array``'s
+    memory: ``(byte offset from its first element, shape, strides, dtype)``; ``"same"`` when
+    NumPy returns the array itself; None when NumPy copies, or gives no array, an empty one
+    or a negative stride. Found by running the step on a host shadow with the array's layout
+    (uninitialised memory: view ops read no data; NumPy decides view or copy from the layout
+    alone, so its exceptions are the plain call's)."""
+    layout = array_layout(array)
+    if layout is None:
+        return None
+    shape, strides, dtype = layout
+    if 0 in shape or any(s < 0 for s in strides):
+        return None
+    span = dtype.itemsize + sum((n - 1) * s for n, s in zip(shape, strides))
+    raw = np.empty(span, np.uint8)
+    shadow = np.ndarray(shape, dtype, buffer=raw, strides=strides)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = step(*(shadow if v is array else v for v in values))
+    if caught:
+        return None  # the host step warns, once, as NumPy does
+    if out is shadow:
+        return "same"
+    if type(out) is not np.ndarray or out.size == 0 or any(s < 0 for s in out.strides):
+        return None
+    offset = out.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
+    end = offset + out.itemsize + sum((n - 1) * s for n, s in zip(out.shape, out.strides))
+    if offset < 0 or end > span:
+        return None  # a copy: NumPy's memory, not the shadow's
+    return offset, out.shape, out.strides, out.dtype
 
 
 def kernel_graph(nodes: list[Node], inputs: list[Node], outputs: list[Node]) -> Graph:

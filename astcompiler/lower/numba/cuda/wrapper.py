@@ -7,9 +7,12 @@ until something on the host needs them. Results are device arrays when any array
 one (fixed per entry: its guard checks each argument's kind), else host arrays. A NumPy step
 that writes into an array is followed by ``___t.written(...)``, which copies the written
 storages back to the device arrays they were downloaded from (a device input's mutation is
-visible to the caller). Matrix products are GPU kernels (``matmul.py``); a loop region is a
-host loop around its subgraphs' wrappers (``runtime.RegionLauncher``), which share this call's
-``Transfers`` (a keyword ``___transfers``). Every line is tagged with the node and source line.
+visible to the caller). A view node (the registry's kind ``view``: slicing, ``.T``,
+``reshape``) of a device array is ``___t.view(...)``: a device array viewing the same device
+memory where NumPy gives a view (no copy; writes through it reach the input). Matrix products
+are GPU kernels (``matmul.py``); a loop region is a host loop around its subgraphs' wrappers
+(``runtime.RegionLauncher``), which share this call's ``Transfers`` (a keyword
+``___transfers``). Every line is tagged with the node and source line.
 """
 
 from __future__ import annotations
@@ -17,12 +20,20 @@ from __future__ import annotations
 from typing import Any
 
 from ....graph import Node
+from ....ops.registry import REGISTRY
 from ..cpu import Namer
 from ..plan import KernelPlan, KernelStep, NodeStep, Plan, write_targets
 from .kernels import CudaKernelCode, EpilogueEmitter, fusable_epilogue, gpu_kernel
 from .matmul import MatmulCode, gpu_matmul, matmul_code
 
 LOOPS = ("for_range", "while_loop", "cond")  # regions written as host loops around kernels
+
+
+def is_view(node: Node) -> bool:
+    """A call of an op whose result may view its input (the registry's kind ``view``) and that
+    writes nothing: ``Transfers.view`` makes it a device view when NumPy gives a view."""
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    return op is not None and op.kind == "view" and not write_targets(node)
 
 
 class CudaWrapperWriter:
@@ -91,9 +102,16 @@ class CudaWrapperWriter:
             return
         index = len(self.steps)
         self.steps.append(node)
+        origin = f" ({node.origin})" if node.origin else ""
+        if is_view(node):  # a device array's view stays a view on the device (no copy)
+            args = ", ".join(self.var[v] for v in node.all_input_nodes())
+            self.emit(f"{self.name(node)} = ___t.view(___steps[{index}], {args})",
+                      f"a device view of a device array, else NumPy on the host: "
+                      f"{node.target}{origin}")
+            return
         args = ", ".join(f"___t.host({self.var[v]})" for v in node.all_input_nodes())
-        label = f"NumPy on the host: {node.target}" + (f" ({node.origin})" if node.origin else "")
-        self.emit(f"{self.name(node)} = ___steps[{index}]({args})", label)
+        self.emit(f"{self.name(node)} = ___steps[{index}]({args})",
+                  f"NumPy on the host: {node.target}{origin}")
         written = [r for t in write_targets(node) for r in self.plan.roots.get(t, {t})]
         storages = [self.var[r] for r in dict.fromkeys(written) if r in self.var]
         if storages:
