@@ -30,7 +30,6 @@ from .oprules_common import number_source
 __all__ = ["NUMPY_STEP", "float_sum", "numpy_step_source", "numpy_sum_source", "step_source"]
 
 NUMPY_STEP = '''
-import contextlib as _ac_contextlib
 import warnings as _ac_warnings
 
 
@@ -38,25 +37,41 @@ class _AcNumpyStep(ValueError):
     """A NumPy step of loop code would warn: the call reruns with NumPy (its warnings)."""
 
 
+_AC_OPS = {}  # op name: its NumPy reference, looked up once per module
+
+
 def _ac_numpy_op(name):
-    from astcompiler.ops import REGISTRY
-    return REGISTRY[name].impl
+    impl = _AC_OPS.get(name)
+    if impl is None:
+        from astcompiler.ops import REGISTRY
+        impl = _AC_OPS[name] = REGISTRY[name].impl
+    return impl
 
 
-@_ac_contextlib.contextmanager
-def _ac_numpy_step():
-    # NumPy's ufuncs clear the FP flags: a flag raised before that warns ends the run now
-    from astcompiler.lower.numba import runtime
-    if runtime.fp_test(runtime.FP_ALL) and runtime.fp_raised():
-        raise _AcNumpyStep("a floating-point flag that warns: the call reruns with NumPy")
-    seen = []
-    modes = {k: "ignore" if m == "ignore" else "call" for k, m in np.geterr().items()}
-    with _ac_warnings.catch_warnings(record=True) as warned, \\
-            np.errstate(call=lambda kind, flag: seen.append(kind), **modes):
+class _ac_numpy_step:
+    # the caller's warning modes as a recording handler around one NumPy step (a class, not a
+    # generator context manager: this runs once per trip)
+    __slots__ = ("seen", "errors", "warnings", "warned")
+
+    def __enter__(self):
+        # NumPy's ufuncs clear the FP flags: a flag raised before that warns ends the run now
+        from astcompiler.lower.numba import runtime
+        if runtime.fp_test(runtime.FP_ALL) and runtime.fp_raised():
+            raise _AcNumpyStep("a floating-point flag that warns: the call reruns with NumPy")
+        seen = self.seen = []
+        modes = {k: "ignore" if m == "ignore" else "call" for k, m in np.geterr().items()}
+        self.warnings = _ac_warnings.catch_warnings(record=True)
+        self.warned = self.warnings.__enter__()
         _ac_warnings.simplefilter("always")
-        yield
-    if seen or warned:
-        raise _AcNumpyStep("a NumPy step of loop code warns: the call reruns with NumPy")
+        self.errors = np.errstate(call=lambda kind, flag: seen.append(kind), **modes)
+        self.errors.__enter__()
+
+    def __exit__(self, kind, error, trace):
+        self.errors.__exit__(kind, error, trace)
+        self.warnings.__exit__(kind, error, trace)
+        if kind is None and (self.seen or self.warned):
+            raise _AcNumpyStep("a NumPy step of loop code warns: the call reruns with NumPy")
+        return False
 
 '''
 
