@@ -1,14 +1,15 @@
 """Reverse mode through loop and branch regions, at capture time.
 
-A ``for_range`` region (a loop over a run-time range) is differentiated with a **tape**: the
-backward pass runs the loop forward once more, writing the carried state each iteration starts
-from into one stack array per state variable (``tape[k][iteration]``), then a reverse loop
+A ``for_range`` region (a loop over a run-time range) is differentiated with a **tape**: a
+taping loop runs the loop forward, writing the carried state each iteration starts from into one
+stack array per state variable (``tape[k][iteration]``); it reads only the loop's own inputs, so
+it replaces the program's loop (``reuse_forward``: the forward runs once). Then a reverse loop
 (``for j in range(trips)``, iteration ``trips - 1 - j``) reads that iteration's state back,
 emits the body again on it (its intermediates: recomputed from the stored state) and applies
 the body's rules: the state's cotangent is the reverse loop's carried value, the cotangents of
 the values the body reads from outside add up in carried accumulators. Tape over recompute:
 recomputing the state of iteration ``t`` from the start costs ``t`` body runs (quadratic in the
-trip count); the tape costs one state per iteration of memory and one forward run. Only the
+trip count); the tape costs one state per iteration of memory. Only the
 state is stored, not the body's intermediates (they are recomputed once, in the reverse loop),
 so memory is ``trips x size(state)``.
 
@@ -34,7 +35,8 @@ from ..capture.runtime.regions import for_region, if_region
 from ..exc import Unsupported
 from ..graph import Graph, Node, map_nodes
 from ..ops import REGISTRY
-from .reverse import Tagger, backward, user_error
+from ..source.origins import current_origin
+from .reverse import BACKWARD, Tagger, backward, user_error
 
 LEADING = {"for_range": 1, "cond": 0}  # subgraph placeholders before the carried ones
 
@@ -76,11 +78,11 @@ def _refuse(region: Node, why: str) -> Unsupported:
                                   hint="see docs/gradients.md, 'Loops and branches'"))
 
 
-def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node
+def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node, suffix: str = ""
            ) -> tuple[list[Node], list[Any], Callable[[Node], Any], dict[Node, Any]]:
     """``sub``'s call nodes emitted again into the graph under capture on ``env`` (its
-    placeholders' values): (the new nodes, the output values, their value lookup, the value
-    of each node of ``sub``)."""
+    placeholders' values), each with the origin of the node it repeats plus ``suffix``: (the
+    new nodes, the output values, their value lookup, the value of each node of ``sub``)."""
     graph = tracer.graph
     before = {id(n) for n in graph.nodes}
     env = dict(env)
@@ -90,6 +92,9 @@ def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node
             args = map_nodes(node.args, env.__getitem__)
             kwargs = map_nodes(node.kwargs, env.__getitem__)
             env[node] = tracer.trace_op(REGISTRY[node.target], args, kwargs)
+            made = getattr(env[node], "node", None)
+            if made is not None and id(made) not in before and node.origin:
+                made.origin = node.origin + suffix
         elif node.op == "region":
             raise _refuse(region, "a loop or branch inside a loop or branch on run-time values")
         elif node.op == "output":
@@ -122,7 +127,7 @@ def _body_vjp(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node,
     """Emit ``sub`` again on ``env`` and the cotangents of ``wrt`` (traced values: distinct
     ones get their own, a repeated one gets None after its first place), then of the values of
     its nodes ``reads``, for the cotangents ``seeds`` of its outputs; and each node's value."""
-    nodes, outs, value_of, values = replay(tracer, sub, env, region)
+    nodes, outs, value_of, values = replay(tracer, sub, env, region, BACKWARD)
     wrt = list(wrt) + [values[r] for r in reads]
     local = local_inputs(tracer)
     here = lambda node: local.get(node, node)  # noqa: E731
@@ -182,7 +187,9 @@ def _cond_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
         state[:] = list(new)
 
     names = [f"ct_{k}" for k in targets]
+    mark = {id(n) for n in runtime.tracer.graph.nodes}
     if_region(runtime, controls[0], branch("true"), branch("false"), get_state, set_state, names)
+    label(runtime.tracer.graph, mark, region)
     cotangents: list[Any] = [None] * len(values)
     for g, k in zip(state, targets):
         cotangents[info.n_controls + k] = g
@@ -234,6 +241,7 @@ def _loop_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
                      info.n_controls + info.n_carried else None for k in range(len(values)))
     size, trips = counted
     init = list(carried)
+    mark = {id(n) for n in tracer.graph.nodes}  # what the taping loop adds: after it
     tapes = {k: dispatch_call(runtime, np.zeros, ((size,) + _shape(init[k]),),
                               {"dtype": state_places[k].meta.dtype}) for k in taped}
     linear = all(type(b) is int for b in (start, step)) and (start, step) == (0, 1)
@@ -248,7 +256,7 @@ def _loop_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
         for k in taped:
             tapes[k][position(i)] = state[k]
         env = {index: i, **dict(zip(state_places, state)), **dict(zip(captured_places, captured))}
-        outs = replay(tracer, body, env, region)[1]
+        outs = replay(tracer, body, env, region)[1]  # the user's lines: the forward loop
         state[:] = outs[:info.n_carried]
 
     def set_all(new: tuple) -> None:
@@ -257,6 +265,9 @@ def _loop_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
     names = [f"fwd_{n}" for n in info.names]
     for_region(runtime, (start, stop, step), lambda i: i, tape_body, lambda: tuple(state),
                set_all, names, None)
+    label(tracer.graph, mark, region)
+    reuse_forward(tracer.graph, region, mark)
+    mark = {id(n) for n in tracer.graph.nodes}
 
     # 2. the reverse loop
     float_state = [k for k in range(info.n_carried) if floats[k]]
@@ -297,6 +308,7 @@ def _loop_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
     names = [f"ct_{info.names[k]}" for k in float_state] + [f"ct_captured_{c}" for c in targets]
     for_region(runtime, (0, trips, 1), lambda j: j, reverse_body, lambda: tuple(rev), set_rev,
                names, None)
+    label(tracer.graph, mark, region)
     cotangents: list[Any] = [None] * len(values)
     for slot, k in enumerate(float_state):
         cotangents[info.n_controls + k] = rev[slot]
@@ -305,6 +317,63 @@ def _loop_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
     for c, acc in scattered.items():
         cotangents[info.n_controls + info.n_carried + c] = acc
     return tuple(cotangents)
+
+
+def label(graph: Graph, mark: set[int], region: Node) -> None:
+    """The nodes added to ``graph`` since ``mark`` (ids), and those in their subgraphs, that
+    carry the line of this code's caller (the ``ac.grad`` wrapper: tapes, accumulators, loop
+    counters) get the line of the differentiated ``region`` instead, tagged backward."""
+    ambient, origin = current_origin(), f"{region.origin or '?'}{BACKWARD}"
+
+    def relabel(nodes: list[Node]) -> None:
+        for node in nodes:
+            if node.origin == ambient:
+                node.origin = origin
+            if node.op == "region":
+                for sub in node.info.subgraphs.values():
+                    relabel(sub.nodes)
+    relabel([n for n in graph.nodes if id(n) not in mark])
+
+
+def reuse_forward(graph: Graph, region: Node, mark: set[int]) -> bool:
+    """The taping loop (the ``for_range`` region among the nodes not in ``mark``, ids) replaces
+    the forward ``region``: it computes the same results from the same args, so the program's
+    reads of ``region``'s results read its results, and the loop runs once, not twice. Its
+    nodes move to ``region``'s place; done only when they read nothing computed after it and
+    its results line up with ``region``'s. Returns whether it was done."""
+    nodes = graph.nodes
+    added = [n for n in nodes if id(n) not in mark]
+    tapers = [n for n in added if n.op == "region" and n.target == "for_range"]
+    if region not in nodes or len(tapers) != 1 or not _same_results(region, tapers[0]):
+        return False
+    taper, place = tapers[0], nodes.index(region)
+    earlier = {id(n) for n in nodes[:place]} | {id(n) for n in added}
+    if any(id(i) not in earlier for n in added for i in n.all_input_nodes()):
+        return False
+    moved = {id(n) for n in added}
+    graph.nodes[:] = nodes[:place] + added + [n for n in nodes[place:] if id(n) not in moved]
+    for read in list(region.users):
+        read.replace_input(region, taper)
+    graph.erase(region)
+    taper.origin = region.origin  # the user's loop (its tape writes are tagged backward)
+    for read in added:  # the taping loop's own reads of its results: unused duplicates
+        if read.op == "call" and read.target == "getitem" and read.args[0] is taper \
+                and not read.users:
+            graph.erase(read)
+    return True
+
+
+def _same_results(region: Node, taper: Node) -> bool:
+    """Both loops give the same results: one per carried value, same metadata, and every read of
+    ``region`` is ``getitem(region, k)``."""
+    if region.info.n_carried != taper.info.n_carried:
+        return False
+    mine = {u.args[1]: u.meta for u in taper.users if u.op == "call" and u.target == "getitem"}
+    for read in region.users:
+        if read.op != "call" or read.target != "getitem" or read.args[0] is not region \
+                or type(read.args[1]) is not int or read.meta != mine.get(read.args[1]):
+            return False
+    return True
 
 
 def _sliced_reads(place: Node) -> tuple[Node, ...]:
@@ -347,4 +416,4 @@ def _zeros_of(value: Any, place: Node) -> Any:
     return dtype.type(0)
 
 
-__all__ = ["LEADING", "refusal", "region_vjp", "replay"]
+__all__ = ["LEADING", "label", "refusal", "region_vjp", "replay", "reuse_forward"]

@@ -118,6 +118,10 @@ def analyze(nodes: list[Node], wrt: list[Node]) -> ForwardFacts:
             inputs = [resolve(n) for n in node.all_input_nodes()]
             if any(n in facts.needs for n in inputs):
                 write = _write_inside(node)
+                if write is not None and (write.origin or "").endswith(BACKWARD):
+                    raise _not_differentiable(write, "a gradient (ac.jvp, a gradient of a "
+                                              "gradient) through a loop over a run-time range: "
+                                              "the loop's backward pass writes a tape")
                 if write is not None:  # its reads after the region would miss the write
                     raise _not_differentiable(write, "a write into an array inside a loop or "
                                               "branch on run-time values; carry the value "
@@ -368,12 +372,41 @@ def _loop_vjp(node: Node, facts: ForwardFacts, value_of: ValueOf, results: dict[
         _accumulate(ct, arg, g, facts.needs)
 
 
+def _backward(node: Node) -> bool:
+    return (node.origin or "").endswith(BACKWARD)
+
+
+def _has_backward(region: Node) -> bool:
+    """A region that is or holds part of the backward pass (a reverse loop, a forward loop
+    that writes tapes)."""
+    return any(_backward(n) or (n.op == "region" and _has_backward(n))
+               for sub in region.info.subgraphs.values() for n in sub.nodes)
+
+
+def _region_lines(node: Node) -> list[str]:
+    from ..graph.printer import format_value, graph_to_source
+    role = "" if _backward(node) else "  (the forward loop; its backward lines write the tape)"
+    args = ", ".join(format_value(a) for a in node.args)
+    lines = [f"{node.name} = region.{node.target}({args})  # {node.origin}{role}",
+             f"# args: {node.info.header()}"]
+    if node.info.names:
+        lines.append(f"# carries: {', '.join(node.info.names)}")
+    for label, sub in node.info.subgraphs.items():
+        lines.append(graph_to_source(sub, label, "    ").rstrip("\n"))
+    return lines
+
+
 def backward_source(graph: Any) -> str:
-    """The backward part of a joint graph, one line per node (``ac.show``'s backward_code)."""
+    """The backward part of a joint graph, one line per node, a region (a loop or branch of
+    the backward) as graph_code prints it (``ac.show``'s backward_code)."""
     from ..graph.printer import format_call, format_index, format_value
     lines = []
     for node in graph.nodes:
-        if node.op != "call" or not (node.origin or "").endswith(BACKWARD):
+        if node.op == "region" and node.target != "nonstrict_call" and (
+                _backward(node) or _has_backward(node)):
+            lines.extend(_region_lines(node))
+            continue
+        if node.op != "call" or not _backward(node):
             continue
         meta = f': "{node.meta.short()}"' if node.meta is not None else ""
         if node.target == "setitem":

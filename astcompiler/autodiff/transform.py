@@ -116,7 +116,7 @@ class GradSpec:
         value_of = _value_lookup(tracer, known)
         outputs = [(leaf.node, seed) for leaf, seed in zip(out_leaves, seeds)
                    if isinstance(leaf, ArrayProxy) and seed is not None]
-        tag = lambda node: _tagging(graph, node)  # noqa: E731
+        tag = lambda node: _tagging(tracer.graph, node)  # noqa: E731  (a region's, inside one)
         replay = lambda region, values: _replay(tracer, region, values, value_of)  # noqa: E731
         with _tagging(graph, None):  # the seeds and the finishing casts: the grad call's line
             done = backward(nodes, outputs, [p.node for p in wrt_proxies], value_of, tag, replay,
@@ -145,8 +145,8 @@ def _tagging(graph: Any, forward: Node | None) -> Iterator[None]:
         if node is last:
             break
         if node.op == "call" and not (node.origin or "").endswith(BACKWARD):
-            where = forward.origin if forward is not None else node.origin
-            node.origin = f"{where or '?'}{BACKWARD}"
+            where = (forward.origin if forward is not None else node.origin) or "?"
+            node.origin = where if where.endswith(BACKWARD) else f"{where}{BACKWARD}"
 
 
 def _replay(tracer: Any, region: Node, values: tuple, outer: Callable[[Node], Any]

@@ -5,6 +5,9 @@ short loops regions (cheap to check by differences)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import inspect
 import warnings
 
 import numpy as np
@@ -23,6 +26,9 @@ def rnn(x, W, h0):
     for t in range(x.shape[0]):
         h = np.tanh(W @ h + x[t])
     return np.sum(h * h)
+
+
+LOOP_LINE = inspect.getsourcelines(rnn)[1] + 2  # ``for t in range(x.shape[0]):``
 
 
 def cumulative(x, n):
@@ -90,8 +96,9 @@ def test_recurrence_gradients_and_reverse_loop():
     with ac.config.patch(unroll_limit=2):
         g = _grad(rnn, (0, 1, 2))
         assert_gradients(rnn, [x, W, h0], g(x, W, h0))
-    # the forward loop, the taping loop and the reverse loop: one entry, one graph
-    assert len(g.entries) == 1 and _regions(g.entries[0]) == ["for_range"] * 3
+    # the taping loop (which is the forward loop too: it runs once) and the reverse loop: one
+    # entry, one graph
+    assert len(g.entries) == 1 and _regions(g.entries[0]) == ["for_range"] * 2
 
 
 def test_trip_count_argument_changes_between_calls():
@@ -151,3 +158,35 @@ def test_numba_backend_lowers_the_backward_loops():
         x2 = RNG.standard_normal((5, 3))
         assert_gradients(rnn, [x2, W, h0], g(x2, W, h0))
     assert len(g.entries) == 1
+
+
+def test_forward_loop_runs_once_and_backward_code_lists_the_loops():
+    x, W, h0 = _rnn_inputs()
+    with ac.config.patch(unroll_limit=2):
+        g = ac.compile(ac.value_and_grad(rnn, argnums=(0, 1, 2)), backend="eager",
+                       fullgraph=True)
+        value, grads = g(x, W, h0)
+    plain = rnn(x, W, h0)
+    assert (type(value), value.tobytes()) == (type(plain), plain.tobytes())
+    assert_gradients(rnn, [x, W, h0], grads)
+    # the taping loop is the forward loop: it runs once, the program reads its results
+    regions = [n for n in g.entries[0].graph.nodes if n.op == "region"]
+    assert [r.origin for r in regions] == [f"test_region_gradients.py:{LOOP_LINE}",
+                                           f"test_region_gradients.py:{LOOP_LINE} (backward)"]
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        ac.show(g)
+    backward = shown.getvalue().split("# ----- backward_code -----")[1].split("# -----")[0]
+    for region in regions:  # both loops, with their bodies, on the user's lines
+        assert f"{region.name} = region.for_range(" in backward
+    assert "np.tanh(add)  # test_region_gradients.py:" in backward
+    reverse_body = backward.split("# carries: ct_h")[1].split("\ngetitem_")[0]
+    assert "# gradients.py:" not in reverse_body  # not the ac.grad wrapper's line
+
+
+def test_jvp_through_a_loop_names_the_loop():
+    x, W, h0 = _rnn_inputs()
+    message = (r"cannot differentiate a gradient \(ac\.jvp.*writes a tape "
+               rf"\(test_region_gradients\.py:{LOOP_LINE} \(backward\)\)")
+    with ac.config.patch(unroll_limit=2), pytest.raises(Unsupported, match=message):
+        ac.jvp(rnn, (x, W, h0), (x, W, h0))
