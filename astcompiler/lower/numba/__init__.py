@@ -219,11 +219,12 @@ def _compile(plan: Plan, name: str = "forward", regions: Any = None) -> Compiled
     from .cpu import kernel_code
     from .files import load_source
     from .numpy_twins import KernelTwins
-    from .wrapper import WrapperWriter
+    from .wrapper import WrapperWriter, checks_fp
 
     codes, modules, files, kernels = {}, {}, [], {}
     for kernel in plan.kernels:
-        code = kernel_code(kernel, plan, cache=bool(config.numba_cache))
+        code = kernel_code(kernel, plan, cache=bool(config.numba_cache),
+                           clears_fp=checks_fp(kernel))  # (the wrapper tests its flags after)
         _, stem, path = load_source(kernel.name, code.source)
         codes[kernel.index] = code
         modules[kernel.index] = stem

@@ -1574,11 +1574,13 @@ def _vectorizable(rule: Any) -> bool:
         key.partition(":")[0] == "vecmath" for key in rule.helpers)
 
 
-def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = False
-                ) -> KernelCode:
+def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = False,
+                clears_fp: bool = False) -> KernelCode:
     """The source of a kernel module (helpers, body functions, entry points) and its calls;
     ``nested`` (see ``KernelEmitter``): the serial entry is also inlined into its numba caller
-    (``inline="always"``: one loop nest there, which LLVM optimizes with the caller's arrays)."""
+    (``inline="always"``: one loop nest there, which LLVM optimizes with the caller's arrays).
+    ``clears_fp``: the wrapper tests the FP flags after the kernel; its entry points clear them
+    first (``clear_flags_first``)."""
     emitter = KernelEmitter(kernel, plan, nested)
     twin = flat_twin(kernel)
     if twin is not None:  # several trailing axes summed: NumPy's order on contiguous operands
@@ -1593,6 +1595,8 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
     if nested:
         functions = inline_entry(functions, kernel.name)
     parallel_name = f"{kernel.name}_parallel" if kernel.parallel_dim is not None else None
+    if clears_fp and not nested:
+        functions = clear_flags_first(functions, [kernel.name, parallel_name])
     origins: list[str] = []
     for node in kernel.nodes:
         if node.origin and node.origin not in origins:
@@ -1612,6 +1616,8 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
         header.insert(-1, lane_loops_import())
     if emitter.uses_zero_watch or (emitter.twin is not None and emitter.twin.uses_zero_watch):
         header.insert(-1, "from astcompiler.lower.numba.runtime import zero_watch")
+    if clears_fp and not nested:
+        header.insert(-1, "from astcompiler.lower.numba.runtime import fp_clear_flags")
     if any(raises_flags(key) for key in emitter.helpers):
         header.insert(-1, "from astcompiler.lower.numba.runtime import fp_divide_by_zero, fp_overflow")
     for line in helper_imports(emitter.helpers):
@@ -1633,6 +1639,22 @@ def inline_entry(functions: list[str], name: str) -> list[str]:
     head = f"def {name}("
     return [f.replace(")\n" + head, ', inline="always")\n' + head, 1)
             if f.startswith("@numba.njit(") else f for f in functions]
+
+
+def clear_flags_first(functions: list[str], names: list[str | None]) -> list[str]:
+    """``functions`` with the entry points ``names`` clearing the FP flags first: flags the
+    caller's own scalar ops left (NumPy and Python floats leave them set) are not the kernel's,
+    and would rerun the call with NumPy (the wrapper tests the flags after the kernel)."""
+    heads = [f"def {name}(" for name in names if name]
+    out = []
+    for source in functions:
+        lines = source.split("\n")
+        at = next((i for i, line in enumerate(lines) if any(line.startswith(h) for h in heads)),
+                  None)
+        if at is not None:
+            lines.insert(at + 1, "    fp_clear_flags()  # the caller's stale FP flags: not ours")
+        out.append("\n".join(lines))
+    return out
 
 
 _PROBES: dict[tuple, bool] = {}

@@ -106,9 +106,6 @@ class WrapperWriter:
         self.effect_line: int | None = None  # its line number in the module (after ``build``)
         self.mutated: set[Node] = set()  # placeholders the graph writes to
         self.fp_dirty = True  # NumPy steps may have left FP flags set since the last clear
-        # no step yet: flags the caller left only cost a rerun with NumPy (the top-level graph;
-        # a host loop's body would rerun for flags its previous iteration left)
-        self.fp_fresh = name == "forward"
         self.opaque = False  # a region or an op with side effects ran: rerunning would repeat it
         self.fp_reported = False  # some kernel's FP flags are reported in place (no rerun)
         self.fp_deferring = False  # NumPy steps run with their warnings deferred (fp_defer)
@@ -197,7 +194,7 @@ class WrapperWriter:
             self.mutated |= inputs
 
     def node_step(self, node: Node) -> None:
-        self.fp_dirty, self.fp_fresh = True, False
+        self.fp_dirty = True
         if node.op == "region":
             if self.regions is None:
                 raise AssertionError("a region step needs a region writer (host.py)")
@@ -324,9 +321,12 @@ class WrapperWriter:
         checked = checks_fp(kernel)
         if not checked and _floating(kernel):  # NumPy never warns about it: flags left behind
             self.fp_dirty = True
-        fresh = self.fp_fresh and self.fp_can_rerun and kernel.store_into is None
-        self.fp_fresh = False
-        if checked and self.fp_dirty and not fresh:  # (fresh: a flag found after it reruns)
+        # a checked kernel's entry clears the SSE flags first (``cpu.kernel_code`` clears_fp):
+        # stale ones from the caller or NumPy steps cost no rerun. Stale x87 flags (long double)
+        # stay: harmless where a flag reruns the call, cleared here where it is reported
+        reported = not self.fp_can_rerun or kernel.store_into is not None \
+            or kernel.masked is not None  # (a store or masked kernel writes first: no rerun)
+        if checked and self.fp_dirty and reported:
             self.emit("___rt.fp_clear()  # NumPy warns about the FP flags a kernel raises", origin)
         if kernel.store_into is not None:  # (checks the flags in each of its branches)
             self.fused_store(kernel, code, dims, origin, checked)
