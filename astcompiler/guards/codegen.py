@@ -287,6 +287,7 @@ def body_conditions(facts: list[GuardFact], conditions: list[str],
     ___forward``: nothing read through the instance), and a condition already checked is not
     checked again (two layers of one class share their class's facts)."""
     pinned: dict[str, Any] = {}  # source expression -> the class its type fact pinned
+    known: dict[str, str] = {}  # an id fact's expression (as checked) -> its constant's name
     checked: list[tuple[int, str]] = []
     seen: set[str] = set()
     for index, (fact, condition) in enumerate(zip(facts, conditions)):
@@ -294,6 +295,10 @@ def body_conditions(facts: list[GuardFact], conditions: list[str],
         code = condition if on_class is None else on_class
         if fact.kind == "type" and isinstance(fact.value, type):
             pinned.setdefault(fact.source.expr, fact.value)
+        if fact.kind == "id":
+            code = _on_known(code, known)
+            expr, _, name = code.rpartition(" is ")
+            known.setdefault(expr, name)
         if code not in seen:
             seen.add(code)
             checked.append((index, code))
@@ -342,6 +347,16 @@ def _item_read(code: str, expr: str, index: int, items: dict[int, str],
     if code.count(head) != 1 or expr not in listed[root]:
         return code
     return code.replace(head, f" := {seen_item(roots.index(root), listed[root].index(expr))})")
+
+
+def _on_known(code: str, known: dict[str, str]) -> str:
+    """``E.name is K`` as ``C.name is K`` when an earlier id fact checked ``E is C`` (the same
+    object whenever the guard holds; one lookup less: ``___forward.__code__``)."""
+    expr, _, name = code.rpartition(" is ")
+    head, dot, attr = expr.rpartition(".")
+    if dot and head in known and attr.isidentifier():
+        return f"{known[head]}.{attr} is {name}"
+    return code
 
 
 def _on_class(fact: GuardFact, pinned: dict[str, Any], consts: _Constants) -> str | None:

@@ -17,7 +17,11 @@ Covered, for a root parameter ``R`` whose type is a Module subclass and the modu
 ``P`` below it (``R._modules['fc']``, ...): the type of ``P`` (P != R), the type, keys and
 length of ``P._parameters`` / ``P._buffers`` / ``P._modules`` when it is a ``ModuleRegistry``,
 ``None`` items of those registries, ``'name' not in P.__dict__``, and ``P.training`` /
-``P._compile_kwargs`` when they are None or a bool. Not covered (not seen, as with hook
+``P._compile_kwargs`` when they are None or a bool, and the class attributes read on the type of
+``P`` (``___Linear.forward is ___forward``) when every class of its MRO but ``object`` is a
+``nn.Module`` class (their metaclass ``ModuleType`` moves the version on class attribute
+writes; a plain mixin's do not, so its classes' facts stay per-call checks, as do the
+functions' ``__code__``), and the global hooks' ``_hooks_version``. Not covered (not seen, as with hook
 dictionaries edited by hand): writes into ``module.__dict__`` or with ``object.__setattr__``,
 and registry writes through ``dict``'s own methods (``dict.__setitem__(m._parameters, k, v)``).
 """
@@ -92,6 +96,34 @@ def _is_module_class(value: Any) -> bool:
     return isinstance(value, type) and issubclass(value, Module)
 
 
+def _class_covered(cls: Any) -> bool:
+    """Whether every class ``cls``'s attributes are looked up on (its MRO but ``object``,
+    which cannot change) is a ``ModuleType`` instance: one whose attribute writes move the
+    state version."""
+    from ..nn.modules.module import Module
+    meta = type(Module)
+    return isinstance(cls, type) and all(isinstance(c, meta) for c in cls.__mro__[:-1])
+
+
+def _class_attribute_of(expr: str, classes: dict[str, Any], paths: dict[str, str]) -> str | None:
+    """The root of ``expr`` when it is ``type(P).name``, ``P`` a module path whose pinned
+    class is covered (``_class_covered``)."""
+    if not expr.startswith("type("):
+        return None
+    inner, close, name = expr[len("type("):].rpartition(").")
+    if not close or not _NAME.match(name) or inner not in paths:
+        return None
+    return paths[inner] if _class_covered(classes.get(inner)) else None
+
+
+def _is_hooks_version(fact: GuardFact) -> bool:
+    """Whether ``fact`` reads ``nn.modules.module._hooks_version`` (as ``capture/lifting.py``
+    and ``autodiff/module_hooks.py`` name it; each change of the global hooks moves the state
+    version after it)."""
+    return (fact.source.name == "nn.modules.hooks_version()"
+            and fact.source.expr == "___nn_module._hooks_version")
+
+
 def _is_registry_class(value: Any) -> bool:
     return isinstance(value, type) and getattr(value, "__ac_dict__", False) is True
 
@@ -139,10 +171,12 @@ def tree_items(facts: list[GuardFact], params: set[str]) -> dict[int, str]:
 def _scan(facts: list[GuardFact], params: set[str]) -> tuple[dict[int, str], dict[str, str]]:
     paths: dict[str, str] = {}  # module path -> its root
     registries: dict[str, str] = {}  # ModuleRegistry path -> its root
+    classes: dict[str, Any] = {}  # module path -> the class its type fact pinned
     covered: dict[int, str] = {}
     for index, fact in enumerate(facts):
         expr, kind, root = fact.source.expr, fact.kind, None
         if kind == "type" and _is_module_class(fact.value):
+            classes.setdefault(expr, fact.value)
             if expr in params and _NAME.match(expr):
                 paths.setdefault(expr, expr)  # the root itself: its type is checked every call
                 continue
@@ -153,6 +187,10 @@ def _scan(facts: list[GuardFact], params: set[str]) -> tuple[dict[int, str], dic
             root = _attribute_of(expr, paths, _REGISTRIES)
             if root is not None:
                 registries.setdefault(expr, root)
+        elif kind == "id":
+            root = _class_attribute_of(expr, classes, paths)
+        elif kind == "equals" and paths and _is_hooks_version(fact):
+            root = next(iter(paths.values()))  # any tree: hook changes move the version
         elif kind in ("keys", "len"):
             root = registries.get(expr)
         elif kind == "absent" and expr.endswith(".__dict__"):

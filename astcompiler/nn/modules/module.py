@@ -17,6 +17,7 @@ instead of on every hook dict. (Editing the hook dicts by hand does not change i
 
 from __future__ import annotations
 
+import abc
 import itertools
 import threading
 import warnings
@@ -251,7 +252,23 @@ def _join(prefix: str, name: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-class Module:
+class ModuleType(abc.ABCMeta):
+    """The class of module classes: setting or deleting a class attribute (``forward``,
+    ``__call__``, ``__bases__``...) moves ``state_version()``, so compiled code re-checks the
+    class attributes it read only when it moved (``guards/module_tree.py``). (A function's own
+    ``__code__`` can change without it: guards keep checking those.) It derives from
+    ``abc.ABCMeta`` so that ``class M(nn.Module, abc.ABC)`` works as with torch."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        _bump_state_version()  # after: a check between sees the old version
+
+    def __delattr__(cls, name: str) -> None:
+        super().__delattr__(name)
+        _bump_state_version()  # after: a check between sees the old version
+
+
+class Module(metaclass=ModuleType):
     """Base class for all neural network modules; subclass it and define ``forward``."""
 
     _version: int = 1  # recorded in state_dict metadata, as torch does
