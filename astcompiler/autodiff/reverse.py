@@ -384,16 +384,9 @@ def _has_backward(region: Node) -> bool:
 
 
 def _region_lines(node: Node) -> list[str]:
-    from ..graph.printer import format_value, graph_to_source
+    from ..graph.printer import format_region
     role = "" if _backward(node) else "  (the forward loop; its backward lines write the tape)"
-    args = ", ".join(format_value(a) for a in node.args)
-    lines = [f"{node.name} = region.{node.target}({args})  # {node.origin}{role}",
-             f"# args: {node.info.header()}"]
-    if node.info.names:
-        lines.append(f"# carries: {', '.join(node.info.names)}")
-    for label, sub in node.info.subgraphs.items():
-        lines.append(graph_to_source(sub, label, "    ").rstrip("\n"))
-    return lines
+    return format_region(node, note=role)
 
 
 def backward_source(graph: Any) -> str:

@@ -60,8 +60,10 @@ def _annotation(node: Node) -> str:
     return f': "{node.meta.short()}"' if node.meta is not None else ""
 
 
-def _format_region(node: Node, indent: str) -> list[str]:
-    origin = f"  # {node.origin}" if node.origin else ""
+def format_region(node: Node, indent: str = "", note: str = "") -> list[str]:
+    """A region node as source lines: its call, args and carries, then each subgraph's body
+    (``note`` follows the origin comment on the first line)."""
+    origin = f"  # {node.origin}{note}" if node.origin else ""
     if node.target == "nonstrict_call":  # one opaque call: one line
         args = ", ".join(format_value(a) for a in node.args)
         fn = node.info.names[0] if node.info.names else "fn"
@@ -96,7 +98,7 @@ def graph_to_source(graph: Graph, name: str = "forward", indent: str = "") -> st
             else:
                 lines.append(f"{body}{node.name}{_annotation(node)} = {format_call(node)}{origin}")
         elif node.op == "region":
-            lines.extend(_format_region(node, body))
+            lines.extend(format_region(node, body))
         elif node.op == "output":
             lines.append(f"{body}return {format_value(node.args[0])}")
     return "\n".join(lines) + "\n"
