@@ -59,6 +59,13 @@ _NP_BITS = {"divide": 1, "over": 2, "under": 4, "invalid": 8}  # np.seterrcall's
 UNDERFLOW_QUIRKS = {("exp", "float32"), ("exp2", "float32")}
 
 
+def _cpu_dependent_underflow(v: float) -> bool:
+    """A subnormal argument: whether NumPy raises *underflow* for f(x) ~ x there depends on the
+    loop its build dispatches to on this CPU (NumPy 2.4's X86_V3 loops of arctan, expm1, log1p,
+    sinh, tan raise it on an AVX2 machine, its AVX-512 and baseline loops do not)."""
+    return v != 0 and abs(v) < np.finfo(np.asarray(v).dtype).tiny
+
+
 # by default only these are compiled for float32 (each function inlined costs about a second of
 # numba compilation); the rest: slow. vecmath.NATIVE_FLOAT32 and exp, log have float32 code.
 FAST_FLOAT32 = ("exp", "log", "sin", "tanh")
@@ -190,7 +197,7 @@ def test_floating_point_flags_are_numpys(name, dtype):
     for v in _inputs(np.dtype(dtype)):
         one = np.array([v], dtype)
         mine, theirs = _kernel_flags(name, dtype, one), _numpy_flags(name, one)
-        if (name, dtype) in UNDERFLOW_QUIRKS:
+        if (name, dtype) in UNDERFLOW_QUIRKS or _cpu_dependent_underflow(v):
             mine, theirs = mine - {"under"}, theirs - {"under"}
         assert mine == theirs, f"{name}({v!r}): flags {sorted(mine)}, NumPy {sorted(theirs)}"
 

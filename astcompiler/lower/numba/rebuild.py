@@ -68,7 +68,7 @@ class StructuredRebuild:
     title: str = "the structured numba kernel of a graph"
     fallback: RunFallback | None = None
     mutated: tuple[int, ...] | None = None  # inputs it may write (None: every array input)
-    zeros: bool = False  # it computes float max/min results (``runtime.zero_watch``)
+    watches_zeros: bool = False  # it computes float max/min results (``runtime.zero_watch``)
 
     kind = "structured"
 
@@ -82,25 +82,25 @@ class StructuredRebuild:
         return {"title": self.title, "python_ints": [list(t) for t in self.python_ints],
                 "mutates": self.mutates,
                 "mutated": None if self.mutated is None else list(self.mutated),
-                "zeros": self.zeros}
+                "watches_zeros": self.watches_zeros}
 
     def runner(self, kernel: Callable, eager: Callable[[tuple], tuple]) -> Callable[..., tuple]:
         """The graph's callable: the kernel, Python ints checked first, outputs fixed."""
         return structured_runner(kernel, tuple(self.consts), self.python_ints,
                                  [fixer(spec) for spec in self.fixes], self.mutates, eager,
-                                 self.mutated, self.zeros)
+                                 self.mutated, self.watches_zeros)
 
 
 def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix: list,
                       mutates: bool, eager: Callable[[tuple], tuple],
                       mutated: tuple[int, ...] | None = None,
-                      zeros: bool = False) -> Callable[..., tuple]:
+                      watches_zeros: bool = False) -> Callable[..., tuple]:
     """FP flags: the function raises them in its loops as NumPy's ufuncs would. When one warns
     or raises (``np.seterr``), the call runs again with NumPy, which warns per op and per trip
     as the plain call; a function that writes its inputs first saves them (while some mode is
     not ``"ignore"``) and puts them back before that run. A ``ValueError``/``IndexError`` the
     function raises (numba's words, e.g. "unable to broadcast argument 1 to output array")
-    does the same: NumPy then raises its own, after the same writes. ``zeros``: a float max/min
+    does the same: NumPy then raises its own, after the same writes. ``watches_zeros``: a float max/min
     result that is a zero (``runtime.zero_watch``) does the same, inputs always saved: NumPy's
     sign of that zero is its SIMD lane order's."""
     def run(*inputs: Any) -> tuple:
@@ -108,11 +108,11 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
             if not low <= inputs[i] <= high:
                 return eager(inputs)
         saved = None
-        if mutates and (zeros or runtime.fp_watch()):
+        if mutates and (watches_zeros or runtime.fp_watch()):
             saved = [(a, a.copy()) for i, a in enumerate(inputs) if isinstance(a, np.ndarray)
                      and (mutated is None or i in mutated)]
         runtime.fp_clear()
-        count = runtime.ZEROS.value if zeros else 0
+        count = runtime.ZEROS.value if watches_zeros else 0
         try:
             results = kernel(*inputs, *constants)
         except (OverflowError, np.linalg.LinAlgError):  # LinAlgError: only where nothing mutates
@@ -132,7 +132,7 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
             for array, copy in saved or ():
                 np.copyto(array, copy)
             return eager(inputs)  # NumPy's warnings and FloatingPointError, trip by trip
-        if zeros and runtime.ZEROS.value != count:  # a float max/min is a zero: NumPy's sign
+        if watches_zeros and runtime.ZEROS.value != count:  # a float max/min is a zero: NumPy's sign
             for array, copy in saved or ():
                 np.copyto(array, copy)
             return eager(inputs)
@@ -190,7 +190,8 @@ def build(rebuild_kind: str, paths: list[str], consts: list, settings: dict,
                              [tuple(t) for t in settings["python_ints"]], list(fixes or []),
                              settings["mutates"], settings["title"],
                              mutated=None if settings.get("mutated") is None
-                             else tuple(settings["mutated"]), zeros=settings.get("zeros", False))
+                             else tuple(settings["mutated"]),
+                             watches_zeros=settings.get("watches_zeros", False))
     fallback = RunFallback(eager, is_backend_error, title=spec.title,
                            instead="as the original function (a persisted entry has no graph)")
     return fallback.wrap(spec.runner(modules[-1].structured_kernel, lambda inputs: eager(*inputs)))

@@ -400,7 +400,7 @@ def compile_structured(graph: Graph, example_inputs: list,
         python_ints, [fix_spec(n, placeholders) for n in graph.output_node.args[0]],
         any(mutates(n) for n in all_nodes(graph)),
         mutated=tuple(sorted(written_placeholders(graph))),  # saved for NumPy's FP warnings
-        zeros=any(zero_rerun(n) for n in all_nodes(graph)))  # and signed zeros of max/min
+        watches_zeros=any(zero_rerun(n) for n in all_nodes(graph)))  # and signed zeros of max/min
 
     def eager(inputs: tuple) -> tuple:
         from ..eager import interpret
