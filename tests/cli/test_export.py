@@ -22,6 +22,8 @@ import astcompiler as ac
 from astcompiler import cli
 from astcompiler.run.export import ExportError, export_entry
 
+from .export_support import BLOCKED_HEADER
+
 USER_FILE = '''\
 import numpy as np
 
@@ -34,20 +36,7 @@ def softmax(x):
 
 SIZES = (2, 3, 17, 300)
 
-IMPORTER = '''\
-import importlib.abc, json, sys, warnings
-import numpy as np
-
-
-class Blocked(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in ("astcompiler", "libcst", "sympy"):
-            raise ImportError(f"blocked: {name}")
-        return None
-
-
-sys.meta_path.insert(0, Blocked())
-sys.path.insert(0, sys.argv[1])
+IMPORTER = BLOCKED_HEADER + '''\
 import softmax_aot
 results = {}
 for n in SIZES:

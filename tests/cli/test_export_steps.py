@@ -24,6 +24,8 @@ from astcompiler import cli
 from astcompiler.ops import REGISTRY
 from astcompiler.run.export import ExportError, op_reference
 
+from .export_support import BLOCKED_HEADER
+
 USER_FILE = '''\
 import numpy as np
 
@@ -52,20 +54,7 @@ BAD = [
     "np.ones((1, 16))",
 ]
 
-IMPORTER = '''\
-import importlib.abc, inspect, json, sys, warnings
-import numpy as np
-
-
-class Blocked(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in ("astcompiler", "libcst", "sympy"):
-            raise ImportError(f"blocked: {name}")
-        return None
-
-
-sys.meta_path.insert(0, Blocked())
-sys.path.insert(0, sys.argv[1])
+IMPORTER = BLOCKED_HEADER + '''\
 import steps_aot
 rng = np.random.default_rng
 result = {"warnings": {}, "errors": []}
