@@ -78,11 +78,13 @@ def _refuse(region: Node, why: str) -> Unsupported:
                                   hint="see docs/gradients.md, 'Loops and branches'"))
 
 
-def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node, suffix: str = ""
-           ) -> tuple[list[Node], list[Any], Callable[[Node], Any], dict[Node, Any]]:
-    """``sub``'s call nodes emitted again into the graph under capture on ``env`` (its
-    placeholders' values), each with the origin of the node it repeats plus ``suffix``: (the
-    new nodes, the output values, their value lookup, the value of each node of ``sub``)."""
+def emit_again(tracer: Any, sub: Graph, env: dict[Node, Any],
+               refuse: Callable[[Node], Exception], suffix: str | None = None
+               ) -> tuple[list[Node], list[Any], dict[Node, Any]]:
+    """``sub``'s call nodes traced again into the graph under capture on ``env`` (its
+    placeholders' values); a region node in ``sub`` raises ``refuse(node)``. ``suffix``: each new
+    node takes the origin of the node it repeats plus it (None: the tracer's). Returns (the new
+    nodes, the output values, the value of each node of ``sub``)."""
     graph = tracer.graph
     before = {id(n) for n in graph.nodes}
     env = dict(env)
@@ -93,17 +95,28 @@ def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node, suffix: 
             kwargs = map_nodes(node.kwargs, env.__getitem__)
             env[node] = tracer.trace_op(REGISTRY[node.target], args, kwargs)
             made = getattr(env[node], "node", None)
-            if made is not None and id(made) not in before and node.origin:
+            if suffix is not None and made is not None and id(made) not in before \
+                    and node.origin:
                 made.origin = node.origin + suffix
         elif node.op == "region":
-            raise _refuse(region, "a loop or branch inside a loop or branch on run-time values")
+            raise refuse(node)
         elif node.op == "output":
             outs = [env[o] if isinstance(o, Node) else o for o in node.args[0]]
+    nodes = [n for n in graph.nodes if id(n) not in before and n.op != "placeholder"]
+    return nodes, outs, env
+
+
+def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node, suffix: str = ""
+           ) -> tuple[list[Node], list[Any], Callable[[Node], Any], dict[Node, Any]]:
+    """``sub``'s call nodes emitted again into the graph under capture on ``env`` (its
+    placeholders' values), each with the origin of the node it repeats plus ``suffix``: (the
+    new nodes, the output values, their value lookup, the value of each node of ``sub``)."""
+    nodes, outs, env = emit_again(tracer, sub, env, lambda _: _refuse(
+        region, "a loop or branch inside a loop or branch on run-time values"), suffix)
     known = {p.node: p for p in env.values() if isinstance(p, ArrayProxy)}
     for outer, inner in local_inputs(tracer).items():  # values read from enclosing graphs
         if outer in known:
             known.setdefault(inner, known[outer])
-    nodes = [n for n in graph.nodes if id(n) not in before and n.op != "placeholder"]
 
     def value_of(node: Node) -> Any:
         if node in known:

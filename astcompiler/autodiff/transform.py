@@ -24,7 +24,7 @@ from ..graph import Node
 from ..pytree import DEFAULT as pytrees
 from ..nn.hooks import observe_backward_calls
 from .module_hooks import Recording, emit_hook_calls, observed_nodes, refuse_hooked_call
-from .regions import region_vjp
+from .regions import emit_again, region_vjp
 from .reverse import BACKWARD, backward, unbroadcast_cotangents, user_error
 
 MODES = ("grad", "value_and_grad", "vjp")
@@ -153,26 +153,14 @@ def _replay(tracer: Any, region: Node, values: tuple, outer: Callable[[Node], An
             ) -> tuple[list[Node], list[Any], Callable[[Node], Any]]:
     """A nonstrict_trace region's traced body emitted again into the graph under capture, on
     the region's argument values: (new nodes, output values, value lookup)."""
-    from ..graph import map_nodes
-    from ..ops import REGISTRY
     body = region.info.subgraphs["body"]
-    env: dict[Node, Any] = dict(zip(body.placeholders, values))
-    graph = tracer.graph
-    before = {id(n) for n in graph.nodes}
-    outs: list[Any] = []
-    for node in body.nodes:
-        if node.op == "call":
-            args = map_nodes(node.args, env.__getitem__)
-            kwargs = map_nodes(node.kwargs, env.__getitem__)
-            env[node] = tracer.trace_op(REGISTRY[node.target], args, kwargs)
-        elif node.op == "region":
-            raise user_error(Unsupported(
-                f"cannot differentiate a {node.target} region inside the nonstrict_trace call "
-                f"{region.name} ({region.origin or '?'})"))
-        elif node.op == "output":
-            outs = [env[o] if isinstance(o, Node) else o for o in node.args[0]]
+
+    def refuse(node: Node) -> Exception:
+        return user_error(Unsupported(
+            f"cannot differentiate a {node.target} region inside the nonstrict_trace call "
+            f"{region.name} ({region.origin or '?'})"))
+    nodes, outs, env = emit_again(tracer, body, dict(zip(body.placeholders, values)), refuse)
     known = {p.node: p for p in env.values() if isinstance(p, ArrayProxy)}
-    nodes = [n for n in graph.nodes if id(n) not in before and n.op != "placeholder"]
 
     def value_of(node: Node) -> Any:
         return known[node] if node in known else outer(node)
