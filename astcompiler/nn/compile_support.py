@@ -23,6 +23,18 @@ def module_call(module: Any, *args: Any, **kwargs: Any) -> Any:
     return module._call_impl(*args, **kwargs)
 
 
+def module_title(module: Any, *args: Any, **kwargs: Any) -> str:
+    """How the compile log and the slow-compile notice name a compiled module call: the class's
+    ``forward`` and where it is defined (``Net.forward (model.py:12)``)."""
+    from ..run.compiled import location
+    forward = getattr(type(module), "forward", None)
+    where = location(forward) if forward is not None else "?"
+    return f"{type(module).__qualname__}.forward ({where})"
+
+
+module_call.__ac_title__ = module_title  # type: ignore[attr-defined]
+
+
 def compiled_module_call(options: dict[str, Any]) -> Any:
     """The shared CompiledFunction for module calls compiled with ``options``."""
     import astcompiler

@@ -36,6 +36,11 @@ _ALL: "weakref.WeakSet[CompiledFunction[Any, Any]]" = weakref.WeakSet()
 _ALL_LOCK = threading.Lock()
 
 
+def location(fn: Callable) -> str:
+    """``file.py:LINE`` of ``fn``'s definition (of a split piece: of its first statement)."""
+    return _location(fn)
+
+
 def _location(fn: Callable) -> str:
     code = getattr(fn, "__code__", None)
     if code is None:
@@ -103,6 +108,18 @@ class CompiledFunction(Generic[_P, _R]):
     @property
     def title(self) -> str:
         return f"{getattr(self._orig_fn, '__qualname__', self._orig_fn)} ({_location(self._orig_fn)})"
+
+    def call_title(self, args: tuple, kwargs: dict) -> str:
+        """What a notice about this call names: the function, or what the function's
+        ``__ac_title__(*args, **kwargs)`` says (a compiled module call names the module's
+        ``forward`` and its line, not the shared ``module_call``)."""
+        describe = getattr(self._orig_fn, "__ac_title__", None)
+        if describe is not None:
+            try:
+                return describe(*args, **kwargs)
+            except Exception:  # a title never breaks a call
+                pass
+        return self.title
 
     def reset(self) -> None:
         with self._lock:
@@ -267,7 +284,7 @@ class CompiledFunction(Generic[_P, _R]):
                     result = _first_run(entry, args, kwargs)
                 finally:  # ASTCOMPILER_TRACE_DIR: the compile, its first call's JIT included
                     self._trace(entry, args, kwargs, time.time() - (time.perf_counter() - start))
-                report_compile(self.title, entry)  # the compile log, a slow compile's notice
+                report_compile(self.call_title(args, kwargs), entry)  # log, slow-compile notice
                 persist.after_run(entry)  # written to the persistent cache once it ran
                 return result
         return entry.run(*args, **kwargs)

@@ -200,6 +200,22 @@ def test_split_function_gives_one_notice_not_one_per_piece():
     assert notice.startswith(f"astcompiler: {fn.title} spent ")
 
 
+class Doubler(ac.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_module_notice_names_the_modules_forward():
+    """A compiled module call runs the shared ``module_call``; its notice names the module."""
+    module = ac.compile(Doubler(), backend="eager")
+    with logging_of("") as records, ac.config.patch(slow_compile_notice_s=1e-9):
+        module(np.ones(3))
+    [notice] = records.messages("compile", logging.WARNING)
+    line = Doubler.forward.__code__.co_firstlineno
+    assert notice.startswith(f"astcompiler: Doubler.forward (test_logs.py:{line}) spent ")
+    assert "module_call" not in notice
+
+
 def test_no_notice_when_off_or_fast():
     fn = ac.compile(lambda x: x + 2, backend="eager")
     with logging_of("") as records, ac.config.patch(slow_compile_notice_s=0):

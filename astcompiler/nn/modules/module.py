@@ -98,42 +98,60 @@ def _bump_state_version() -> None:
 
 class ModuleRegistry(dict):
     """A module's ``_parameters``, ``_buffers`` or ``_modules``: a dict whose every change moves
-    ``state_version()``."""
+    ``state_version()``, after the change (a guard check in another thread between the two sees
+    the old version, so it re-checks once the version moves, never caching the old state under the
+    new version)."""
 
     __ac_dict__ = True  # read like a dict by the compiler
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        _bump_state_version()
-        dict.__setitem__(self, key, value)
+        try:
+            dict.__setitem__(self, key, value)
+        finally:
+            _bump_state_version()
 
     def __delitem__(self, key: Any) -> None:
-        _bump_state_version()
-        dict.__delitem__(self, key)
+        try:
+            dict.__delitem__(self, key)
+        finally:
+            _bump_state_version()
 
     def __ior__(self, other: Any) -> "ModuleRegistry":
-        _bump_state_version()
-        dict.update(self, other)
+        try:
+            dict.update(self, other)
+        finally:
+            _bump_state_version()
         return self
 
     def clear(self) -> None:
-        _bump_state_version()
-        dict.clear(self)
+        try:
+            dict.clear(self)
+        finally:
+            _bump_state_version()
 
     def pop(self, *args: Any) -> Any:
-        _bump_state_version()
-        return dict.pop(self, *args)
+        try:
+            return dict.pop(self, *args)
+        finally:
+            _bump_state_version()
 
     def popitem(self) -> tuple:
-        _bump_state_version()
-        return dict.popitem(self)
+        try:
+            return dict.popitem(self)
+        finally:
+            _bump_state_version()
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
-        _bump_state_version()
-        return dict.setdefault(self, key, default)
+        try:
+            return dict.setdefault(self, key, default)
+        finally:
+            _bump_state_version()
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        _bump_state_version()
-        dict.update(self, *args, **kwargs)
+        try:
+            dict.update(self, *args, **kwargs)
+        finally:
+            _bump_state_version()
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (ModuleRegistry, (dict(self),))
@@ -453,8 +471,14 @@ class Module(metaclass=ModuleType):
 
     def __setattr__(self, name: str, value: Any) -> None:
         state = self.__dict__
-        if state.get(name, _NOT_SET) is not value:  # (the registries' writes move it too)
-            _bump_state_version()
+        changed = state.get(name, _NOT_SET) is not value  # (the registries' writes move it too)
+        try:
+            self._set_attribute(name, value, state)
+        finally:
+            if changed:
+                _bump_state_version()  # after the write: see ModuleRegistry
+
+    def _set_attribute(self, name: str, value: Any, state: dict) -> None:
         params = state.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
@@ -494,7 +518,12 @@ class Module(metaclass=ModuleType):
             object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        _bump_state_version()
+        try:
+            self._delete_attribute(name)
+        finally:
+            _bump_state_version()  # after the write: see ModuleRegistry
+
+    def _delete_attribute(self, name: str) -> None:
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
