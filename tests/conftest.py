@@ -19,11 +19,17 @@ the CPU (``lower/numba/numpy_simd.py``), and the tests' kernels must not; its te
 Hypothesis runs derandomized (profile ``ci``, the default): every run searches the same examples, so
 CI never fails on a case a previous run did not see. ``HYPOTHESIS_PROFILE=explore`` searches afresh
 (with the example database) when hunting for bugs.
+
+Tests listed in ``tests/slow_tests.txt`` (one pytest node id per line) are marked ``slow`` at
+collection, like a ``@pytest.mark.slow`` in their file: they are the ones measured at 6 s or more
+on a 2-core machine, which ``make test`` leaves out to keep CI under 30 minutes (``make test-full``
+runs them). ``python tools/run_tests.py --record`` prints the slowest tests still outside the list.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -32,6 +38,24 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+
+def listed_slow_tests() -> frozenset[str]:
+    """The node ids in ``tests/slow_tests.txt`` (blank lines and ``#`` comments skipped)."""
+    if not SLOW_LIST.is_file():
+        return frozenset()
+    lines = (line.split("#", 1)[0].strip() for line in SLOW_LIST.read_text().splitlines())
+    return frozenset(line for line in lines if line)
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m "not slow"`` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    slow = listed_slow_tests()
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)

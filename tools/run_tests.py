@@ -136,6 +136,35 @@ def file_seconds(report: Path) -> dict[str, float]:
     return totals
 
 
+SLOW_SECONDS = 6.0  # a test this long here belongs in tests/slow_tests.txt
+
+
+def test_seconds(report: Path) -> dict[str, float]:
+    """Seconds per test node id (``tests/x/test_y.py::test_z[p]``) from a JUnit XML report."""
+    seconds: dict[str, float] = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        module = case.get("classname", "").split(".")
+        classes = [part for part in module if part[:1].isupper()]
+        path = "/".join(part for part in module if not part[:1].isupper()) + ".py"
+        seconds["::".join([path, *classes, case.get("name", "")])] = float(case.get("time", 0.0))
+    return seconds
+
+
+def print_slowest(shards: list[Shard], workdir: Path) -> None:
+    """The tests that ran for ``SLOW_SECONDS`` or more: candidates for tests/slow_tests.txt."""
+    seconds: dict[str, float] = {}
+    for shard in shards:
+        report = workdir / f"shard{shard.number}.xml"
+        if report.is_file():
+            seconds.update(test_seconds(report))
+    slowest = sorted(((s, name) for name, s in seconds.items() if s >= SLOW_SECONDS), reverse=True)
+    if slowest:
+        print(f"{len(slowest)} tests ran {SLOW_SECONDS:.0f} s or more (candidates for "
+              "tests/slow_tests.txt):")
+        for s, name in slowest:
+            print(f"  {s:6.1f} s  {name}")
+
+
 def record_durations(shards: list[Shard], workdir: Path) -> None:
     durations = recorded_durations()
     for shard in shards:
@@ -183,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             print(shard.log.read_text(), end="", flush=True)
         if options.record and (options.keep_going or not status):
             record_durations(shards, workdir)
+            print_slowest(shards, workdir)
     print(f"\n{'FAILED' if status else 'passed'}: {len(shards)} shards, "
           + ", ".join(f"{s.elapsed:.0f} s" for s in shards))
     return status

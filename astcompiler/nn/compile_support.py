@@ -2,8 +2,9 @@
 
 A compiled module call is one compiled function, ``module_call(module, *args, **kwargs)``, that
 runs ``module._call_impl``: forward pre-hooks, ``forward`` and forward hooks are inlined into one
-graph. Its cache is shared by every module compiled with the same options, and modules are guarded
-by type (not identity), so two instances of a class with same-shaped parameters share an entry;
+graph. Its cache is shared by the modules of one class compiled with the same options (one cache
+per class, as torch keeps one per ``forward``), and modules are guarded by type (not identity),
+so two instances of a class with same-shaped parameters share an entry;
 parameters and buffers are graph inputs, never baked constants.
 """
 
@@ -14,7 +15,8 @@ from typing import Any
 
 __all__ = ["run_compiled_module", "OptimizedModule", "module_call", "compiled_module_call"]
 
-_CALLS: dict[tuple, Any] = {}
+# module class -> options key -> CompiledFunction (the entries' guards hold the class anyway)
+_CALLS: dict[type, dict[tuple, Any]] = {}
 _LOCK = threading.Lock()
 
 
@@ -35,21 +37,27 @@ def module_title(module: Any, *args: Any, **kwargs: Any) -> str:
 module_call.__ac_title__ = module_title  # type: ignore[attr-defined]
 
 
-def compiled_module_call(options: dict[str, Any]) -> Any:
-    """The shared CompiledFunction for module calls compiled with ``options``."""
+def compiled_module_call(options: dict[str, Any], module_class: type) -> Any:
+    """The CompiledFunction for calls of ``module_class`` modules compiled with ``options``:
+    one per class, as torch.compile keeps one cache per ``forward`` code, so
+    ``config.recompile_limit`` counts one class's entries, not those of every module class in
+    the program (instances of one class share it)."""
     import astcompiler
     key = tuple(sorted((k, repr(v)) for k, v in options.items()))
     with _LOCK:
-        compiled = _CALLS.get(key)
+        per_class = _CALLS.get(module_class)
+        if per_class is None:
+            per_class = _CALLS[module_class] = {}
+        compiled = per_class.get(key)
         if compiled is None:
-            compiled = astcompiler.compile(module_call, **options)
-            _CALLS[key] = compiled
+            compiled = per_class[key] = astcompiler.compile(module_call, **options)
     return compiled
 
 
 def run_compiled_module(module: Any, *args: Any, **kwargs: Any) -> Any:
     """``module(...)`` after ``module.compile(**options)``."""
-    return compiled_module_call(module._compile_kwargs or {})(module, *args, **kwargs)
+    return compiled_module_call(module._compile_kwargs or {}, type(module))(module, *args,
+                                                                            **kwargs)
 
 
 class OptimizedModule:
@@ -58,7 +66,7 @@ class OptimizedModule:
 
     def __init__(self, module: Any, options: dict[str, Any]) -> None:
         object.__setattr__(self, "_orig_mod", module)
-        object.__setattr__(self, "_compiled_call", compiled_module_call(options))
+        object.__setattr__(self, "_compiled_call", compiled_module_call(options, type(module)))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._compiled_call(self._orig_mod, *args, **kwargs)

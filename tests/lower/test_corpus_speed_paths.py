@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
+from astcompiler.lower.numba import numpy_simd
 from astcompiler.lower.numba.lifetimes import release_dead
 
 pytest.importorskip("numba")
@@ -136,11 +137,18 @@ def softmax_xent(logits, labels):
 
 def test_softmax_xent_bits_on_static_rows_of_100():
     """Static rows of 100 (NumPy's eight unrolled accumulators): probs and loss in NumPy's bits
-    (the summand-buffer path measured 1 ulp off here, so it is not used for such rows)."""
+    (the summand-buffer path measured 1 ulp off here, so it is not used for such rows).
+    Where NumPy's float64 ``exp`` is its own SIMD loop (AVX-512 machines: 209 of 4000 elements
+    differ by 1 ulp), the kernels' vector ``exp`` matches it within 2 ulp only (issue 11's
+    contract, docs/performance.md), so there the comparison is within 2 ulp."""
     rng = np.random.default_rng(5)
     args = rng.standard_normal((40, 100)), rng.integers(0, 100, 40)
     compiled = ac.compile(softmax_xent, backend="numba")
     got, want = compiled(*args), softmax_xent(*args)
     assert type(got[0]) is type(want[0])
     for g, w in zip(got, want):
-        _bits(g, w)
+        if numpy_simd.dispatched(np.exp, "float64"):
+            assert type(g) is type(w) and g.dtype == w.dtype and np.shape(g) == np.shape(w)
+            np.testing.assert_array_max_ulp(g, w, maxulp=2)
+        else:
+            _bits(g, w)

@@ -138,7 +138,7 @@ def test_per_dictionary_hook_guards_name_the_dictionary():
         model.fc1.register_forward_hook(lambda m, a, out: None)
         compiled(X)
     entries = ac.nn.compile_support.compiled_module_call({"backend": "eager", "fullgraph": False,
-                                                          "dynamic": None}).entries
+                                                          "dynamic": None}, ToyModel).entries
     assert len(entries) >= 2
     failures = entries[0].guard.failures((model, X), {})
     assert any("forward_hooks" in f for f in failures)
@@ -201,3 +201,21 @@ def test_show_and_explain_accept_modules(capsys):
     for target in (optimized, model):
         report = ac.explain(target)(X)
         assert report.graph_count == 1 and report.op_count > 0
+
+
+def test_each_module_class_has_its_own_cache_and_recompile_limit():
+    """torch.compile keeps one cache per ``forward``: nine module classes compiled under a
+    recompile limit of 8 all compile (none runs eagerly), each class in its own cache, and
+    two instances of one class share an entry."""
+    classes = [type(f"Scale{k}", (ac.nn.Module,), {"forward": lambda self, x, k=k: x * k})
+               for k in range(9)]
+    x = np.arange(3.0)
+    with ac.config.patch(recompile_limit=8):
+        for cls in classes:
+            first, second = ac.compile(cls(), backend="eager"), ac.compile(cls(), backend="eager")
+            np.testing.assert_array_equal(first(x), cls()(x))
+            np.testing.assert_array_equal(second(x), cls()(x))
+    for cls in classes:
+        compiled = ac.nn.compile_support.compiled_module_call(
+            {"backend": "eager", "fullgraph": False, "dynamic": None}, cls)
+        assert len(compiled.entries) == 1

@@ -54,7 +54,7 @@ def run_seed(seed: int, backend: str, folder: pathlib.Path, *, long_run: bool = 
 
 
 PHASES = [Phase.explicit, Phase.generate]  # a seed does not shrink: report it as drawn
-QUICK = settings(max_examples=25, deadline=None, derandomize=True, database=None, phases=PHASES,
+QUICK = settings(max_examples=12, deadline=None, derandomize=True, database=None, phases=PHASES,
                  suppress_health_check=[HealthCheck.function_scoped_fixture])
 QUICK_NUMBA = settings(QUICK, max_examples=8)
 LONG = settings(max_examples=400, deadline=None, database=None, phases=PHASES,
