@@ -3,11 +3,12 @@ keys and give them different data files (unlocked, the later rename drops the ot
 
 from __future__ import annotations
 
+import os
 import threading
 
 from numba.core import caching
 
-from astcompiler.lower.numba.files import lock_numba_index
+from astcompiler.lower.numba.files import lock_numba_index, lock_path
 
 
 def test_concurrent_index_saves_lose_nothing(tmp_path):
@@ -38,3 +39,6 @@ def test_concurrent_index_saves_lose_nothing(tmp_path):
     assert sorted(index) == ["sig-a", "sig-b"], index
     assert len(set(index.values())) == 2, index  # each key its own data file
     assert reader.load("sig-a") == b"code of a" and reader.load("sig-b") == b"code of b"
+    # the lock lives in astcompiler's cache folder, not beside numba's index
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".lock")]
+    assert os.path.isfile(lock_path(reader._index_path))

@@ -15,6 +15,7 @@ overloads to one index at once take turns (``lock_numba_index``): no addition is
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from types import ModuleType
 from typing import Any, Iterator
@@ -51,8 +52,10 @@ def lock_numba_index() -> None:
     free data file number and rewrites the index: two processes saving overloads of one file at
     once both pick the same number and the later rename drops the other's key (a lost entry,
     and a data file that may hold the other signature's code). The save runs under an exclusive
-    ``flock`` on ``<index>.lock`` beside the index; saves of different files do not wait on each
-    other, compiles never wait. Where ``fcntl`` is missing (Windows) saves run as numba's do."""
+    ``flock`` on a lock file of its own in ``<config.cache_dir>/locks/`` (named by a hash of the
+    index's real path, so numba's folders, the user's own ``__pycache__`` included, hold only
+    numba's files); saves of different files do not wait on each other, compiles never wait.
+    Processes with different cache directories do not exclude each other. Where ``fcntl`` is missing (Windows) saves run as numba's do."""
     if _INDEX_LOCKED:
         return
     from numba.core import caching
@@ -69,13 +72,25 @@ def lock_numba_index() -> None:
     _INDEX_LOCKED.append(True)
 
 
+def locks_dir() -> str:
+    """Where the index locks live (created on the first lock)."""
+    return os.path.join(config.cache_dir, "locks")
+
+
+def lock_path(index_path: str) -> str:
+    """The lock file of numba's index ``index_path``: one per index, outside numba's folder."""
+    digest = hashlib.sha256(os.path.realpath(index_path).encode()).hexdigest()[:24]
+    return os.path.join(locks_dir(), f"{os.path.basename(index_path)}.{digest}.lock")
+
+
 @contextlib.contextmanager
 def index_lock(index_path: str) -> Iterator[None]:
-    """An exclusive lock on ``<index_path>.lock`` while the block runs (none where it cannot be
-    taken: no ``fcntl``, an unwritable directory)."""
+    """An exclusive lock on ``lock_path(index_path)`` while the block runs (none where it cannot
+    be taken: no ``fcntl``, an unwritable cache directory)."""
     try:
         import fcntl
-        fd = os.open(index_path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        os.makedirs(locks_dir(), mode=0o700, exist_ok=True)
+        fd = os.open(lock_path(index_path), os.O_RDWR | os.O_CREAT, 0o600)
     except (ImportError, OSError):
         yield
         return
