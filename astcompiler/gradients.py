@@ -27,6 +27,13 @@ def _spec(*args: Any) -> "GradSpec":
     return GradSpec(*args)
 
 
+def _title(name: str, fn: Any) -> str:
+    """How the compile log and the slow-compile notice name ``ac.compile(ac.grad(fn))``: the
+    user's function and its line (``value_and_grad(loss) (model.py:12)``), not this file."""
+    from .run.compiled import location
+    return f"{name}({getattr(fn, '__qualname__', fn)}) ({location(fn)})"
+
+
 def _wrapper(spec: "GradSpec", name: str) -> Callable[..., Any]:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         return spec(*args, **kwargs)
@@ -36,6 +43,7 @@ def _wrapper(spec: "GradSpec", name: str) -> Callable[..., Any]:
     gradient.__qualname__ = f"{name}({getattr(spec.fn, '__qualname__', fn_name)})"
     gradient.__doc__ = f"{name} of {fn_name} with respect to argnums={spec.argnums}"
     gradient.__ac_transform__ = spec.__ac_capture__  # type: ignore[attr-defined]
+    gradient.__ac_title__ = lambda *args, **kwargs: _title(name, spec.fn)  # type: ignore[attr-defined]
     spec.wrapper = gradient  # type: ignore[attr-defined]
     return gradient
 

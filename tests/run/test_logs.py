@@ -236,3 +236,17 @@ def test_plus_graph_breaks_adds_the_traceback():
     assert "Traceback (most recent call last)" in tb and "GraphBreak" in tb
     assert any(m.startswith("graph break in") for m in records.messages("graph_breaks",
                                                                         logging.INFO))
+
+
+def squared_loss(x):
+    return (x * x).sum()
+
+
+def test_gradient_notice_names_the_users_function():
+    """``ac.compile(ac.value_and_grad(f))``: the notice names ``f`` and its line, not gradients.py."""
+    fn = ac.compile(ac.value_and_grad(squared_loss), backend="eager")
+    with logging_of("") as records, ac.config.patch(slow_compile_notice_s=1e-9):
+        fn(np.ones(3))
+    [notice] = records.messages("compile", logging.WARNING)
+    line = squared_loss.__code__.co_firstlineno
+    assert notice.startswith(f"astcompiler: value_and_grad(squared_loss) (test_logs.py:{line}) ")
