@@ -315,9 +315,10 @@ class CompiledFunction(Generic[_P, _R]):
                 self._trace_limit(args, kwargs, reasons)
                 if config.fail_on_recompile_limit_hit:
                     raise FailOnRecompileLimitHit(
-                        f"{self.title} hit config.recompile_limit ({config.recompile_limit}); "
+                        f"{self.call_title(args, kwargs)} hit config.recompile_limit "
+                        f"({config.recompile_limit}); "
                         f"last guard failure: {reasons[-1] if reasons else 'unknown'}")
-                self._warn_limit(reasons)
+                self._warn_limit(reasons, self.call_title(args, kwargs))
                 return None
             for entry in self._entries:
                 for source, dims in entry.guard.changed_sizes(args, kwargs).items():
@@ -370,13 +371,13 @@ class CompiledFunction(Generic[_P, _R]):
                                reasons=reasons, outcome="raised"
                                if config.fail_on_recompile_limit_hit else "eager")
 
-    def _warn_limit(self, reasons: list[str]) -> None:
+    def _warn_limit(self, reasons: list[str], title: str) -> None:
         if self._warned_limit:
             return
         self._warned_limit = True
         last = reasons[-1] if reasons else "unknown"
         warnings.warn(
-            f"astcompiler: {self._orig_fn.__name__} ({_location(self._orig_fn)}) hit "
+            f"astcompiler: {title} hit "
             f"config.recompile_limit ({config.recompile_limit}); last guard failure: {last}. "
             "New inputs run eagerly from now on; existing entries keep serving matching calls.",
             RuntimeWarning, stacklevel=user_stacklevel())

@@ -219,3 +219,19 @@ def test_each_module_class_has_its_own_cache_and_recompile_limit():
         compiled = ac.nn.compile_support.compiled_module_call(
             {"backend": "eager", "fullgraph": False, "dynamic": None}, cls)
         assert len(compiled.entries) == 1
+
+
+class Halver(ac.nn.Module):
+    def forward(self, x):
+        return x / 2
+
+
+def test_recompile_limit_warning_names_the_modules_forward():
+    module = ac.compile(Halver(), backend="eager", dynamic=False)
+    with ac.config.patch(recompile_limit=1):
+        module(np.ones(2))
+        with pytest.warns(RuntimeWarning, match=r"hit config.recompile_limit \(1\)") as record:
+            np.testing.assert_array_equal(module(np.ones(3)), np.full(3, 0.5))
+    line = Halver.forward.__code__.co_firstlineno
+    assert str(record[0].message).startswith(
+        f"astcompiler: Halver.forward (test_compile_modules.py:{line}) hit")
