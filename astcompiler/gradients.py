@@ -43,7 +43,8 @@ def _wrapper(spec: "GradSpec", name: str) -> Callable[..., Any]:
     gradient.__qualname__ = f"{name}({getattr(spec.fn, '__qualname__', fn_name)})"
     gradient.__doc__ = f"{name} of {fn_name} with respect to argnums={spec.argnums}"
     gradient.__ac_transform__ = spec.__ac_capture__  # type: ignore[attr-defined]
-    gradient.__ac_title__ = lambda *args, **kwargs: _title(name, spec.fn)  # type: ignore[attr-defined]
+    gradient.__ac_title__ = (  # type: ignore[attr-defined]
+        lambda *args, **kwargs: _title(name, spec.fn))
     spec.wrapper = gradient  # type: ignore[attr-defined]
     return gradient
 

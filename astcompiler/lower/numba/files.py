@@ -55,7 +55,8 @@ def lock_numba_index() -> None:
     ``flock`` on a lock file of its own in ``<config.cache_dir>/locks/`` (named by a hash of the
     index's real path, so numba's folders, the user's own ``__pycache__`` included, hold only
     numba's files); saves of different files do not wait on each other, compiles never wait.
-    Processes with different cache directories do not exclude each other. Where ``fcntl`` is missing (Windows) saves run as numba's do."""
+    Processes with different cache directories do not exclude each other. Where ``fcntl`` is
+    missing (Windows) saves run as numba's do."""
     if _INDEX_LOCKED:
         return
     from numba.core import caching
