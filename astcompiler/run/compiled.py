@@ -38,10 +38,6 @@ _ALL_LOCK = threading.Lock()
 
 def location(fn: Callable) -> str:
     """``file.py:LINE`` of ``fn``'s definition (of a split piece: of its first statement)."""
-    return _location(fn)
-
-
-def _location(fn: Callable) -> str:
     code = getattr(fn, "__code__", None)
     if code is None:
         return "?"
@@ -107,7 +103,7 @@ class CompiledFunction(Generic[_P, _R]):
 
     @property
     def title(self) -> str:
-        return f"{getattr(self._orig_fn, '__qualname__', self._orig_fn)} ({_location(self._orig_fn)})"
+        return f"{getattr(self._orig_fn, '__qualname__', self._orig_fn)} ({location(self._orig_fn)})"
 
     def call_title(self, args: tuple, kwargs: dict) -> str:
         """What a notice about this call names: the function, or what the function's
@@ -355,7 +351,7 @@ class CompiledFunction(Generic[_P, _R]):
             return
         name = display_name(getattr(self._orig_fn, "__qualname__", self._orig_fn.__name__))
         logger.info("Recompiling function %s in %s triggered by the following guard failure(s):"
-                    "\n%s", name, _location(self._orig_fn), "\n".join(f"    - {r}" for r in reasons))
+                    "\n%s", name, location(self._orig_fn), "\n".join(f"    - {r}" for r in reasons))
         if logger.isEnabledFor(logging.DEBUG):
             every = [f"    - {i}/{i}: {reason}" for i, entry in enumerate(self._entries)
                      for reason in entry.guard.failures(args, kwargs)]
