@@ -64,6 +64,10 @@ from .vecmath import (FAST_BLOCK, big_call, call_name, fast_call, fast_import_li
 LANES = 4  # independent accumulators in an unrolled reduction loop (kept for callers)
 VECTOR_LANES = 64  # lanes of a vectorized reduction (array accumulators, a power of two)
 SHORT_ROW = 8  # static innermost extents below this reduce with one accumulator (as NumPy's)
+# a columns kernel reducing axis 0, in parallel: blocks of this many columns (a multiple of the
+# SIMD width; narrower blocks read a row in runs too short for the prefetcher: slower)
+COLUMN_BLOCK = 256
+COLUMN_PARALLEL_MIN = 1 << 19  # elements below which those blocks run serially (measured: 2 cores)
 CHUNKS = 64  # slices of a whole-array reduction in the parallel twin (fixed: same result on any machine)
 # NumPy's pairwise sums (``pairwise.py``; these mirror its constants, which import numba)
 PAIRWISE_LANES = 8  # NumPy's accumulators in a block of <= 128 (static rows: unrolled lanes)
@@ -202,6 +206,7 @@ class KernelEmitter:
         self.fast_on = False  # emitting a block's body with the fast variants
         self.fast_select = False  # ... per element: the fast variant, libm past it (fast_blocks)
         self.fast_big = self.names("trig_big")
+        self.nonnegative: set[int] = set()  # dims looped over a run-time range (column_blocks)
         self.acc = {n: self.names(f"acc_{n.name}", _ACC_PREFIXES, lanes) for n in self.reductions}
         self.elem = {n: self.names(f"e_{n.name}", suffixes=lanes) for n in self.reductions}
         self.temp = {n: self.names(f"tmp_{n.name}") for n, buf in kernel.stash.items()
@@ -640,6 +645,10 @@ class KernelEmitter:
         if rest or lanes == 1:
             loop = "numba.prange" if d == prange else "range"
             w.open(f"for i{d} in {loop}({hi if lo == '0' else f'{lo}, {hi}'}):")
+            if lo != "0" and d in self.nonnegative:
+                w.open(f"if i{d} < 0:  # never: LLVM drops numba's wraparound test, vectorizes")
+                w("continue")
+                w.close()
             self.nest(w, rest, body, lanes, ranges, prange)
             w.close()
             return
@@ -806,6 +815,10 @@ class KernelEmitter:
     def loop_entry(self, name: str, parallel: bool) -> str:
         if parallel and self.spans_pointwise():
             return self.span_function(f"{name}_span") + "\n\n" + self.span_entry(name)
+        if parallel and self.column_blocks():
+            return self.column_blocks_entry(name)
+        if parallel and self.k.style == "columns" and 0 in self.k.reduce_axes:
+            parallel = False  # a columns kernel that returns values: its twin runs serially
         self.parallel = parallel
         w = _Writer()
         self.prelude(w)
@@ -1491,23 +1504,35 @@ class KernelEmitter:
         return f"({', '.join(self.bound(d) for d in self.k.kept_axes)},)"
 
     def columns_body(self, w: _Writer) -> None:
+        self.column_accumulators(w)
+        self.column_sweeps(w, {}, self.k.parallel_dim if self.parallel else None)
+
+    def column_accumulators(self, w: _Writer) -> list[str]:
+        """Allocates the array accumulators over the kept axes; returns their names."""
+        names = []
+        for node in self.reductions:
+            rule = self.rule(node)
+            arrays = [(self.acc[node], type_name(rule.acc_dtype))]
+            if rule.arg:
+                arrays.append((self.acc_name(node, "idx"), "np.int64"))
+            if rule.nan_flag:
+                arrays.append((self.acc_name(node, "nan"), "np.bool_"))
+            if rule.two_pass:
+                mean = type_name(rule.acc_dtype) if node in self.exact else "np.float64"
+                arrays.append((self.acc_name(node, "mean"), mean))
+            for name, dtype in arrays:
+                w(f"{name} = np.empty({self.kept_shape()}, {dtype})")
+                names.append(name)
+        return names
+
+    def column_sweeps(self, w: _Writer, ranges: dict[int, tuple[str, str]],
+                      prange: int | None) -> None:
         k = self.k
         kept = list(k.kept_axes)
         at = f"[{self.kept_index()}]"
-        for node in self.reductions:
-            rule = self.rule(node)
-            w(f"{self.acc[node]} = np.empty({self.kept_shape()}, {type_name(rule.acc_dtype)})")
-            if rule.arg:
-                w(f"{self.acc_name(node, 'idx')} = np.empty({self.kept_shape()}, np.int64)")
-            if rule.nan_flag:
-                w(f"{self.acc_name(node, 'nan')} = np.empty({self.kept_shape()}, np.bool_)")
-            if rule.two_pass:
-                mean = type_name(rule.acc_dtype) if node in self.exact else "np.float64"
-                w(f"{self.acc_name(node, 'mean')} = np.empty({self.kept_shape()}, {mean})")
-        prange = k.parallel_dim if self.parallel else None
 
         def kept_loop(body: Callable[[], None]) -> None:
-            self.nest(w, kept, body, 1, prange=prange)
+            self.nest(w, kept, body, 1, ranges, prange=prange)
 
         for sweep in k.sweeps:
             def start(sweep: Sweep = sweep) -> None:
@@ -1523,8 +1548,47 @@ class KernelEmitter:
 
             kept_loop(start)
             self.nest(w, list(range(self.ndim)), lambda: self.sweep_body(w, sweep, at), 1,
-                      prange=prange)
+                      ranges, prange=prange)
             kept_loop(finish)
+
+    def column_blocks(self) -> bool:
+        """A columns kernel reducing its first axis, parallel over blocks of its last (kept)
+        axis (``plan._column_blocks_dim``)."""
+        k = self.k
+        return k.style == "columns" and k.parallel_dim is not None and 0 in k.reduce_axes \
+            and not self.returns
+
+    def column_blocks_entry(self, name: str) -> str:
+        """The parallel twin of a columns kernel that reduces its first axis: ``prange`` over
+        blocks of ``COLUMN_BLOCK`` indices of the kept dim, each block running every sweep over
+        its own columns in a serial function (``<name>_columns``: numba's parfor body
+        vectorized worse), rows in order as the serial kernel: the bits do not depend on the
+        blocks."""
+        d = self.k.parallel_dim
+        lo, hi = self.names("column_lo"), self.names("column_hi")
+        self.parallel = False
+        w = _Writer()
+        self.prelude(w)
+        self.nonnegative.add(d)
+        self.column_sweeps(w, {d: (lo, hi)}, None)
+        self.nonnegative.discard(d)
+        w_entry = _Writer()
+        self.prelude(w_entry)
+        accs = self.column_accumulators(w_entry)
+        args = self.params() + accs
+        span = self.function(f"{name}_columns", args + [lo, hi], w)
+        blocks, block = self.names("column_blocks"), self.names("column_block")
+        w_entry(f"{blocks} = (n{d} + {COLUMN_BLOCK - 1}) // {COLUMN_BLOCK}")
+        size = " * ".join(self.bound(e) for e in range(self.ndim))
+        w_entry.open(f"if {blocks} < 2 or {size} < {COLUMN_PARALLEL_MIN}:  # threads cost more")
+        w_entry(f"{name}_columns({', '.join(args + ['0', f'n{d}'])})")
+        w_entry("return")
+        w_entry.close()
+        w_entry.open(f"for {block} in numba.prange({blocks}):")
+        bounds = [f"{block} * {COLUMN_BLOCK}", f"min(({block} + 1) * {COLUMN_BLOCK}, n{d})"]
+        w_entry(f"{name}_columns({', '.join(args + bounds)})")
+        w_entry.close()
+        return span + "\n\n" + self.function(name, self.params(), w_entry, True)
 
 
 def pairwise_kernel(kernel: KernelPlan) -> bool:

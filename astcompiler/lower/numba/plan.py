@@ -696,10 +696,20 @@ def _parallel_dim(kernel: KernelPlan) -> int | None:
     limit = {"pointwise": len(kernel.shape), "rows": kernel.outer, "columns": 1}[kernel.style]
     for d in range(limit):
         if kernel.style == "columns" and d in kernel.reduce_axes:
-            return None
+            return _column_blocks_dim(kernel)
         if kernel.shape[d] != 1:
             return d
     return None
+
+
+def _column_blocks_dim(kernel: KernelPlan) -> int | None:
+    """A columns kernel reducing its first axis (``x.sum(axis=0)``): the last axis, when kept,
+    split into spans of columns (``cpu.column_blocks``); each span adds its rows in order, so
+    every output element sees the serial kernel's (NumPy's) order."""
+    last = len(kernel.shape) - 1
+    if last < 1 or last in kernel.reduce_axes or kernel.shape[last] == 1:
+        return None
+    return last
 
 
 def _kernel_name(kernel: KernelPlan) -> str:
