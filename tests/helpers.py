@@ -103,3 +103,36 @@ def outcome(fn: Callable, args: Any, locations: bool = False) -> tuple:
     found = [(w.category, str(w.message), *((w.filename, w.lineno) if locations else ()))
              for w in caught]
     return value, error, found
+
+
+def run_process_group(command: list[str], timeout: float, **options: Any) -> Any:
+    """``subprocess.run(command, capture_output=True, text=True)`` in a process group of its
+    own: on ``timeout`` the whole group is killed and ``subprocess.TimeoutExpired`` raised. A
+    program that starts helpers (a browser's renderer and GPU processes) would otherwise keep
+    the output pipes open after ``subprocess.run`` killed it, and the test would wait forever."""
+    import os
+    import signal
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, start_new_session=True,
+                                   **options)
+
+        def kill_group() -> None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group()
+            process.wait()
+            raise
+        finally:
+            kill_group()  # helpers it left behind
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(command, code, out.read().decode(errors="replace"),
+                                           err.read().decode(errors="replace"))

@@ -46,3 +46,19 @@ def test_file_seconds_sums_the_cases_of_each_file(tmp_path):
           <testcase classname="tests.test_b" name="test_z" time="0.25"/>
         </testsuite></testsuites>"""))
     assert run_tests.file_seconds(report) == {"tests/run/test_a.py": 3.5, "tests/test_b.py": 0.25}
+
+
+def test_a_shard_past_its_minutes_is_stopped_and_fails_the_run(tmp_path):
+    import subprocess
+    import time
+
+    shard = run_tests.Shard(1, ["tests/test_hangs.py"])
+    shard.log = tmp_path / "shard1.log"
+    shard.log.write_text("........ [ 40%]\n....")
+    assert run_tests.progress(shard) == "40%"
+    shard.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    shard.started = time.monotonic()
+    status = run_tests.wait_all([shard], True, shard_minutes=0.02)  # 1.2 s
+    assert status == run_tests.TIMED_OUT
+    assert shard.process.returncode is not None  # killed, not left running
+    assert 1.0 < shard.elapsed < 60

@@ -16,6 +16,12 @@ left out unless ``--full`` is given: CI (``make test``) must stay under 30 minut
     python tools/run_tests.py --keep-going    # every test, even after a failure (no -x)
     python tools/run_tests.py --full          # the ``slow`` tests too (``make test-full``)
     python tools/run_tests.py -- -k guards    # arguments after -- go to every pytest process
+
+A hang cannot eat CI's budget silently: every few minutes a progress line names each shard's
+share done; a test running longer than ``HANG_SECONDS`` dumps the stacks of all its threads into
+its shard's log (pytest's ``faulthandler_timeout``); a shard still running after
+``--shard-minutes`` is stopped and fails the run; and a run stopped from outside (SIGTERM, as CI
+does at its time limit) prints what every shard had written before it ends.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +44,10 @@ TESTS = ROOT / "tests"
 DURATIONS = TESTS / "durations.json"
 NO_TESTS_COLLECTED = 5  # pytest's exit status when a shard selects no test
 SEPARATE = ("cuda",)  # folders that run in their own process (``make test-cuda``)
+HANG_SECONDS = 300  # a single test this long dumps every thread's stack into its shard's log
+PROGRESS_SECONDS = 180  # how often a progress line is printed
+SHARD_MINUTES = 45  # a shard still running after this long is stopped (CI allows 90 in all)
+TIMED_OUT = 124  # the status of a run with a stopped shard (as timeout(1) exits)
 
 
 @dataclass
@@ -92,6 +104,7 @@ def start(shard: Shard, workdir: Path, pytest_args: list[str], record: bool, fir
     shard.log = workdir / f"shard{shard.number}.log"
     command = [sys.executable, "-m", "pytest", "-q", *(["-x"] if first_failure else []),
                "-p", "no:cacheprovider",
+               "-o", f"faulthandler_timeout={HANG_SECONDS}",
                f"--basetemp={workdir / f'tmp{shard.number}'}", *pytest_args]
     if record:
         command.append(f"--junitxml={workdir / f'shard{shard.number}.xml'}")
@@ -101,18 +114,37 @@ def start(shard: Shard, workdir: Path, pytest_args: list[str], record: bool, fir
                                      stderr=subprocess.STDOUT)
 
 
-def wait_all(shards: list[Shard], first_failure: bool) -> int:
-    """Wait for every shard; when one fails, stop the others (with ``first_failure``). Returns the first failing status
-    (pytest's "no tests collected" only when no shard ran a test)."""
+def progress(shard: Shard) -> str:
+    """The share of a running shard's tests done, from the last ``[ NN%]`` pytest printed."""
+    found = re.findall(r"\[\s*(\d+)%\]", shard.log.read_text(errors="replace")) if shard.log else []
+    return f"{found[-1]}%" if found else "starting"
+
+
+def wait_all(shards: list[Shard], first_failure: bool, shard_minutes: float) -> int:
+    """Wait for every shard; when one fails, stop the others (with ``first_failure``); a shard
+    past ``shard_minutes`` is stopped and fails with ``TIMED_OUT``. Returns the first failing
+    status (pytest's "no tests collected" only when no shard ran a test)."""
     running = list(shards)
     status = 0
+    began = last_report = time.monotonic()
     while running:
         time.sleep(0.5)
+        now = time.monotonic()
+        if now - last_report >= PROGRESS_SECONDS:
+            last_report = now
+            print(f"[{(now - began) / 60:.0f} min] " + ", ".join(
+                f"shard {s.number}: {progress(s)}" for s in running), flush=True)
         for shard in list(running):
             code = shard.process.poll()
+            if code is None and now - shard.started > shard_minutes * 60:
+                print(f"shard {shard.number} still running after {shard_minutes:.0f} min: "
+                      "stopped (its log below ends where it hung)", flush=True)
+                shard.process.kill()
+                shard.process.wait()
+                code = TIMED_OUT
             if code is None:
                 continue
-            shard.elapsed = time.monotonic() - shard.started
+            shard.elapsed = now - shard.started
             running.remove(shard)
             if code == NO_TESTS_COLLECTED:  # a -k filter can leave one shard nothing to run
                 continue
@@ -123,6 +155,11 @@ def wait_all(shards: list[Shard], first_failure: bool) -> int:
     if not status and all(shard.process.returncode == NO_TESTS_COLLECTED for shard in shards):
         return NO_TESTS_COLLECTED
     return status
+
+
+def stop_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (CI's time limit) ends the run like Ctrl-C: the shards' logs are still printed."""
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def file_seconds(report: Path) -> dict[str, float]:
@@ -188,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run every test (no -x) and let the other shards finish after a failure")
     parser.add_argument("--full", action="store_true",
                         help="also run the tests marked slow (left out by default)")
+    parser.add_argument("--shard-minutes", type=float, default=SHARD_MINUTES,
+                        help=f"stop a shard running longer (default {SHARD_MINUTES})")
     parser.add_argument("pytest_args", nargs="*", help="arguments for pytest (after --)")
     options = parser.parse_args(argv)
     if not options.full and "-m" not in options.pytest_args:
@@ -200,16 +239,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"running {len(shards)} pytest processes: "
               + ", ".join(f"shard {s.number} ({len(s.files)} files, ~{s.seconds / 60:.0f} min)"
                           for s in shards), flush=True)
+        signal.signal(signal.SIGTERM, stop_on_sigterm)
+        status = 130
         try:
-            status = wait_all(shards, not options.keep_going)
+            status = wait_all(shards, not options.keep_going, options.shard_minutes)
         finally:
             for shard in shards:
                 if shard.process.poll() is None:
                     shard.process.kill()
-        for shard in shards:
-            print(f"\n===== shard {shard.number}: {len(shard.files)} files, "
-                  f"{shard.elapsed:.0f} s =====")
-            print(shard.log.read_text(), end="", flush=True)
+                    shard.elapsed = time.monotonic() - shard.started
+            for shard in shards:
+                print(f"\n===== shard {shard.number}: {len(shard.files)} files, "
+                      f"{shard.elapsed:.0f} s =====")
+                print(shard.log.read_text(errors="replace"), end="", flush=True)
         if options.record and (options.keep_going or not status):
             record_durations(shards, workdir)
             print_slowest(shards, workdir)

@@ -48,6 +48,7 @@ class CacheEntry:
     files: list[str] = field(default_factory=list)
     pieces: list[Any] = field(default_factory=list)  # CompiledFunctions of a split (prefix, resume)
     split_code: str = ""
+    split: Any = None  # the SplitPlan of a split (``run/splitting.py``; export reads it)
     # the persistent entry cache (``run/persist.py``): where this entry was loaded from, and what
     # writing it needs (the run code, the compiled graph) until it is written after its first run
     loaded_from: str = ""
@@ -256,7 +257,7 @@ def split_entry(fn: types.FunctionType, error: Unsupported, guards: GuardSet, ba
     run = split_runner(plan, prefix, resume, fn)
     code = "\n".join(f"# ----- {name} -----\n{text}" for name, text in plan.sources.items())
     return CacheEntry(guard=guard, run=run, guards=guard.source, break_reason=error,
-                      pieces=pieces, split_code=code,
+                      pieces=pieces, split_code=code, split=plan,
                       output_code=f"# split at statement {index}: the prefix runs compiled, the "
                                   f"statement that broke runs in Python, the rest resumes "
                                   f"compiled\n{code}")

@@ -10,8 +10,10 @@ for the backend's ``RunFallback`` (numba failing, or an FP flag NumPy would warn
 function runs instead, which warns as NumPy does) and the exported function under the user's
 name, with the user's signature and defaults: the guard, then the run code; inputs outside the
 guard raise ``TypeError`` (type, dtype) or ``ValueError`` (rank, sizes, the rest). Kernels keep
-``cache=True`` (their cache sits beside ``OUT.py``). An entry split at a graph break is refused,
-naming the user's line and the reason.
+``cache=True`` (their cache sits beside ``OUT.py``). An entry split at a graph break exports as
+its pieces (``split_sections``): each compiled piece's sections in a namespace of their own,
+the statement that broke as plain Python, and the function that runs them in turn; an entry
+that runs eagerly is refused, naming the user's line and the reason.
 """
 
 from __future__ import annotations
@@ -386,28 +388,40 @@ def ___reject(___args):
 '''
 
 
-def signature_source(fn: types.FunctionType) -> str:
-    """The user's parameters as written (defaults kept, annotations left out)."""
-    node = ast.parse(original_source(fn)).body[0]
+def signature_source(fn: types.FunctionType, source: str | None = None) -> str:
+    """The user's parameters as written (defaults kept, annotations left out); ``source``: the
+    ``def`` (else read from ``fn``)."""
+    node = ast.parse(source if source is not None else original_source(fn)).body[0]
     assert isinstance(node, ast.FunctionDef)
     return ast.unparse(_bare(node.args))
 
 
-def exported_function(name: str, fn: types.FunctionType, guard: Any) -> str:
-    """The exported function: the user's signature (its defaults are the original's very
-    objects, which the guard checks by identity), the guard and run code, else ``___reject``."""
+def call_arguments(fn: types.FunctionType) -> str:
+    """``fn``'s parameters passed on as they came (``x, *args, k=k, **kw``)."""
     sig = inspect.signature(fn)
-    call = ", ".join(f"*{p.name}" if p.kind is p.VAR_POSITIONAL else f"**{p.name}"
+    return ", ".join(f"*{p.name}" if p.kind is p.VAR_POSITIONAL else f"**{p.name}"
                      if p.kind is p.VAR_KEYWORD else f"{p.name}={p.name}"
                      if p.kind is p.KEYWORD_ONLY else p.name for p in sig.parameters.values())
+
+
+def exported_function(name: str, fn: types.FunctionType, guard: Any,
+                      source: str | None = None, internal: bool = False) -> str:
+    """The exported function: the user's signature (its defaults are the original's very
+    objects, which the guard checks by identity), the guard and run code, else ``___reject``;
+    ``source``: the ``def`` (else read from ``fn``). ``internal`` (a split's resume, called with
+    the values the pieces before it made): outside the guard, the original runs instead (the
+    compiler would compile it anew)."""
+    call = call_arguments(fn)
     doc = repr(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else repr(f"{name} (exported)")
     defaults = (f"\n{name}.__defaults__ = ___original.__defaults__"
                 f"\n{name}.__kwdefaults__ = ___original.__kwdefaults__\n"
                 if fn.__defaults__ or fn.__kwdefaults__ else "")
-    return (f"\ndef {name}({signature_source(fn)}):\n    {doc}\n"
+    return (f"\ndef {name}({signature_source(fn, source)}):\n    {doc}\n"
             f"    ___out = ___guarded({call})  # the guard, then the run code\n"
-            f"    if ___out is ___MISS:\n        ___reject(locals())\n"
-            f"    return ___out\n" + defaults)
+            f"    if ___out is ___MISS:\n"
+            + (f"        return ___original({call})  # values outside the export: plain Python\n"
+               if internal else "        ___reject(locals())\n")
+            + "    return ___out\n" + defaults)
 
 
 def function_names(fn: types.FunctionType, values: dict[str, Any]) -> dict[str, str]:
@@ -435,42 +449,228 @@ def break_words(reason: Any) -> str:
 def export_entry(fn: types.FunctionType, entry: Any, *, origin: str, example: str,
                  shown: dict[str, str]) -> str:
     """The standalone module's source for ``entry`` of ``fn``; ``shown``: each parameter's
-    example as written (``f32[N,16]``), for the error messages."""
-    if getattr(entry, "pieces", None) or getattr(entry, "graph", None) is None:
-        raise ExportError(break_words(getattr(entry, "break_reason", None)))
-    parts = read_parts(entry)
+    example as written (``f32[N,16]``), for the error messages. An entry split at a graph break
+    becomes its pieces (``split_sections``)."""
     name = fn.__name__
-    guard = entry.guard
+    module = Module()
+    module.add(EXPORTED_HEADER.format(name=name, origin=origin, example=example))
+    module.add("import numpy as np\nimport numba\nimport numba.core.errors\n")
+    module.add("# ======== runtime (astcompiler/lower/places.py, lower/numba/runtime.py) ========\n"
+               + runtime_source())
+    module.add("___rt = __import__('types').SimpleNamespace(**{k: v for k, v in list(globals()"
+               ".items()) if not k.startswith('__')})\n")
+    module.add(FALLBACK)
+    if getattr(entry, "pieces", None):
+        module.add(PIECES)
+        split_sections(module, fn, entry, Piece(fn, original_source(fn), name), shown)
+    else:
+        if getattr(entry, "graph", None) is None:
+            raise ExportError(break_words(getattr(entry, "break_reason", None)))
+        for section in entry_sections(fn, entry, Piece(fn, original_source(fn), name), shown):
+            module.add(section)
+    module.add(f"\n__all__ = [{name!r}]\n")
+    text = module.text()
+    compile(text, "<export>", "exec")  # a syntax error here is ours: never write a broken module
+    return text
+
+
+class Module:
+    """The exported module's text, section by section, knowing the line each section starts at
+    (a piece's text is executed with its line numbers in the module)."""
+
+    def __init__(self) -> None:
+        self.sections: list[str] = []
+        self.lines = 0
+
+    def add(self, section: str) -> None:
+        text = section.rstrip("\n") + "\n"
+        if self.sections:
+            self.lines += 1  # the blank line between sections
+        self.sections.append(text)
+        self.lines += text.count("\n")
+
+    def text(self) -> str:
+        return "\n".join(self.sections)
+
+
+@dataclass
+class Piece:
+    """A function the module exports: the compiled function, its ``def`` as text (no
+    decorators), and the name its error messages give (the user's function for a prefix)."""
+
+    fn: types.FunctionType
+    source: str
+    title: str
+    internal: bool = False  # a resume: inputs outside its guard run its plain Python
+
+
+def entry_sections(user: types.FunctionType, entry: Any, piece: Piece,
+                   shown: dict[str, str]) -> list[str]:
+    """The sections of one graph entry: its kernels, wrapper, the original function (the
+    fallback; ``user``'s globals), the run code and the exported function under
+    ``piece.fn.__name__``."""
+    parts = read_parts(entry)
+    name, guard = piece.fn.__name__, entry.guard
     run_ns = namespace_source("___run_ns", parts.run, guard.namespace, {
-        **function_names(fn, guard.namespace), "___original": "___original",
+        **function_names(piece.fn, guard.namespace), **piece_cells(piece.fn, guard.namespace),
+        "___original": "___original",
         "___compiled": "make_forward(___Fallback())", "___MISS": "___MISS", "___note": "___note"})
     arrays = [(p, d, s, shown.get(p, "")) for p, d, s in array_facts(guard)]
-    sections = [
-        EXPORTED_HEADER.format(name=name, origin=origin, example=example),
-        "import numpy as np\nimport numba\nimport numba.core.errors\n",
-        "# ======== runtime (astcompiler/lower/places.py, lower/numba/runtime.py) ========\n"
-        + runtime_source(),
-        "___rt = __import__('types').SimpleNamespace(**{k: v for k, v in list(globals().items()) "
-        "if not k.startswith('__')})\n",
+    return [
         *("# ======== kernel ========\n" + strip_imports(k, "kernel") for k in parts.kernels),
         "# ======== wrapper ========\n" + strip_imports(wrapper_source(parts.wrapper),
                                                        "wrapper"),
         "# ======== the original function (the run code's fallback) ========\n"
-        + globals_source(fn) + "\n" + original_source(fn) + f"\n___original = {name}\n",
-        FALLBACK,
+        + globals_source(user) + "\n" + piece.source + f"\n___original = {name}\n",
         "# ======== run code: the guard, then the wrapper ========\n"
         + strip_imports(parts.run, "run code") + "\n___MISS = object()\n" + run_ns
         + "___run, ___guarded = ___make_run(___run_ns)\n",
         "# ======== the exported function ========\n"
-        f"___NAME = {name!r}\n___ARRAYS = {arrays!r}\n___SCALARS = {scalar_facts(guard)!r}\n"
-        f"___SIZES = {size_facts(guard)!r}\n"
+        f"___NAME = {piece.title!r}\n___ARRAYS = {arrays!r}\n"
+        f"___SCALARS = {scalar_facts(guard)!r}\n___SIZES = {size_facts(guard)!r}\n"
         f"___CONDITION = {' '.join(guard.condition.split())!r}\n"
-        + REJECT.format() + exported_function(name, fn, guard),
-        f"\n__all__ = [{name!r}]\n",
+        + REJECT.format() + exported_function(name, piece.fn, guard, piece.source,
+                                              piece.internal),
     ]
-    text = "\n\n".join(s.rstrip("\n") + "\n" for s in sections)
-    compile(text, "<export>", "exec")  # a syntax error here is ours: never write a broken module
-    return text
+
+
+PIECES = '''
+class ___Unbound:
+    """A variable not bound when one piece of a split hands its variables to the next."""
+
+    def __repr__(self):
+        return "<unbound>"
+
+
+___UNBOUND = ___Unbound()
+
+
+def ___live(*thunks):
+    """The values of the variables the next piece of a split needs (unbound: ``___UNBOUND``)."""
+    values = []
+    for thunk in thunks:
+        try:
+            values.append(thunk())
+        except NameError:
+            values.append(___UNBOUND)
+    return tuple(values)
+
+
+___live.unbound = lambda value: value is ___UNBOUND
+
+
+def ___load_piece(text, line, name):
+    """Run one piece's sections (a string of this module, its first line at ``line``) in a
+    namespace of its own: each piece's kernels, wrapper and run code keep their names, and
+    numba caches its kernels by this file and their lines in it."""
+    namespace = {k: v for k, v in globals().items() if not k.startswith("___PIECE_")}
+    exec(compile("\\n" * (line - 1) + text, __file__, "exec", dont_inherit=True), namespace)
+    return namespace[name]
+'''
+
+
+def piece_literal(module: Module, number: int, sections: list[str], name: str,
+                  about: str) -> str:
+    """Add a piece's sections as ``___PIECE_n`` (a string, executed by ``___load_piece`` with
+    its own line numbers) and bind its exported function; returns the name it is bound to."""
+    body = "\n".join(section.rstrip("\n") + "\n" for section in sections)
+    escaped = body.replace("\\", "\\\\").replace("'''", "\\'\\'\\'")  # lines stay put
+    bound = f"___piece_{number}"
+    # the section starts after the blank line that separates it; its third line is the text's first
+    first_line = module.lines + (1 if module.sections else 0) + 3
+    module.add(f"# ======== piece {number}: {about} ========\n"
+               f"___PIECE_{number} = '''\\\n{escaped}'''\n"
+               f"{bound} = ___load_piece(___PIECE_{number}, {first_line}, {name!r})\n")
+    return bound
+
+
+def split_sections(module: Module, user: types.FunctionType, entry: Any, piece: Piece,
+                   shown: dict[str, str]) -> None:
+    """A split entry (``run/splitting.py``): each compiled piece as its own namespace
+    (``piece_literal``; a piece split again, recursively), the statement that broke as plain
+    Python, and under ``piece.fn.__name__`` the function that runs them in turn, as the
+    entry's split runner does."""
+    plan = getattr(entry, "split", None)
+    if plan is None:
+        raise ExportError(break_words(getattr(entry, "break_reason", None)))
+    brk_source = plan.sources["break"]
+    if "___redirect(" in brk_source:
+        raise ExportError(break_words(entry.break_reason) + "; export splits a function only "
+                          "where it breaks in its own statements, not in a function it calls")
+    compiled = {"prefix": entry.pieces[0] if plan.prefix is not None else None,
+                "resume": entry.pieces[1 if plan.prefix is not None else 0]
+                if plan.resume is not None else None}
+    lines = break_line(entry.break_reason)
+    calls: dict[str, str] = {}
+    for kind, synthetic in (("prefix", plan.prefix), ("resume", plan.resume)):
+        if synthetic is None:
+            continue
+        piece_entry = one_entry(compiled[kind], kind)
+        title = piece.title if kind == "prefix" else f"{piece.title} (after line {lines})"
+        part = Piece(synthetic, plan.sources[kind], title, piece.internal or kind == "resume")
+        about = (f"{synthetic.__name__}, the statements before the graph break" if kind == "prefix"
+                 else f"{synthetic.__name__}, the statements after it")
+        if getattr(piece_entry, "pieces", None):  # the piece splits again: its own pieces
+            split_sections(module, user, piece_entry, part, shown)
+            calls[kind] = synthetic.__name__
+            continue
+        if getattr(piece_entry, "graph", None) is None:
+            raise ExportError(break_words(getattr(piece_entry, "break_reason", None)))
+        number = sum(s.startswith("# ======== piece ") for s in module.sections) + 1
+        calls[kind] = piece_literal(module, number, entry_sections(user, piece_entry, part, shown),
+                                    synthetic.__name__, about)
+    module.add(f"# ======== the statement that broke the graph (line {lines}), plain Python "
+               f"========\n{brk_source}")
+    module.add(split_function(piece, plan, calls))
+
+
+def one_entry(compiled: Any, kind: str) -> Any:
+    """The entry of a split's piece that the example call compiled."""
+    entries = list(getattr(compiled, "entries", []) or [])
+    if not entries:
+        raise ExportError(f"the {kind} of the split has no compiled entry")
+    return entries[-1]
+
+
+def break_line(reason: Any) -> str:
+    """The user's line of a graph break (``?`` when unknown)."""
+    stack = getattr(reason, "user_stack", None)
+    return str(stack[-1][1]) if stack else "?"
+
+
+SPLIT_CELLS = {"___live": "___live", "___redirect": "lambda fn: fn"}  # a piece's own free names
+
+
+def piece_cells(fn: types.FunctionType, values: dict[str, Any]) -> dict[str, str]:
+    """The run code's names for a split piece's closure cells of its own (``___live``,
+    ``___redirect``: the module's functions); the user's cells stay unexportable."""
+    own = {id(cell): SPLIT_CELLS[var] for var, cell in zip(fn.__code__.co_freevars,
+                                                             fn.__closure__ or ())
+           if var in SPLIT_CELLS}
+    return {var: f"__import__('types').CellType({own[id(value)]})" for var, value in values.items()
+            if isinstance(value, types.CellType) and id(value) in own}
+
+
+def split_function(piece: Piece, plan: Any, calls: dict[str, str]) -> str:
+    """``piece``'s function as the split runs it: the prefix (or the arguments themselves),
+    the statement that broke, the resume; each piece returns ``(done, value or variables)``."""
+    name, fn = piece.fn.__name__, piece.fn
+    lines = [f"def {name}({signature_source(fn, piece.source)}):",
+             f"    {repr(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else repr(name + ' (exported)')}"]
+    if "prefix" in calls:
+        lines += [f"    ___done, ___values = {calls['prefix']}({call_arguments(fn)})",
+                  "    if ___done:", "        return ___values"]
+    else:
+        lines.append(f"    ___values = ({''.join(v + ', ' for v in plan.live_in)})")
+    lines += [f"    ___done, ___values = {plan.brk.__name__}(*___values)",
+              "    if ___done:", "        return ___values",
+              f"    return {calls['resume']}(*___values)" if "resume" in calls else
+              "    return None"]
+    text = "# ======== the exported function: the pieces in turn ========\n" + "\n".join(lines)
+    if "prefix" in calls and (fn.__defaults__ or fn.__kwdefaults__):  # the guard's very objects
+        text += (f"\n\n\n{name}.__defaults__ = {calls['prefix']}.__defaults__"
+                 f"\n{name}.__kwdefaults__ = {calls['prefix']}.__kwdefaults__")
+    return text + "\n"
 
 
 __all__ = ["ExportError", "export_entry", "op_reference"]

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import libcst as cst
+import numpy as np
 
 from ..capture.runtime.api import is_unbound
+from ..capture.sizes.dynamic import MARKERS, DimMarker
 from ..capture.state import HANDLERS
 from ..rewrite.calls import ExplicitSuper
 from ..rewrite.structured import bound_names, in_own_scope
@@ -382,6 +384,26 @@ def _read_live_handler(runtime: Any, *thunks: Callable[[], Any]) -> tuple:
 HANDLERS[read_live] = _read_live_handler
 
 
+def carry_dynamic_sizes(inputs: Sequence[Any], live: Sequence[Any]) -> None:
+    """Dims of the live arrays a resume gets whose sizes are those of a dynamic dim of the
+    call's inputs (``mark_dynamic``, ``maybe_mark_dynamic``) become ``maybe`` dynamic: a resume
+    compiled on its own would otherwise see a computed array (``a = np.exp(x)``) with static
+    sizes, and ``a + x`` would specialize the dynamic size of ``x`` (an error for
+    ``mark_dynamic``). Only a hint: a dynamic size is never a wrong answer."""
+    if not len(MARKERS):
+        return
+    sizes = {array.shape[dim] for array in inputs if isinstance(array, np.ndarray)
+             for dim, marker in MARKERS.get(array).items() if marker.dynamic
+             and array.shape[dim] >= 2}
+    if not sizes:
+        return
+    for value in live:
+        if isinstance(value, np.ndarray) and not MARKERS.get(value):
+            dims = [dim for dim, size in enumerate(value.shape) if size in sizes]
+            if dims:
+                MARKERS.mark(value, dims, DimMarker("maybe"))
+
+
 def split_runner(plan: SplitPlan, prefix: Callable | None, resume: Callable | None,
                  original: types.FunctionType) -> Callable[..., Any]:
     """The entry's run function: prefix (compiled), the statement (Python, calling the compiled
@@ -401,6 +423,9 @@ def split_runner(plan: SplitPlan, prefix: Callable | None, resume: Callable | No
         done, live = brk(*live)
         if done:
             return live
-        return resume(*live) if resume is not None else None
+        if resume is None:
+            return None
+        carry_dynamic_sizes((*args, *kwargs.values()), live)
+        return resume(*live)
 
     return run

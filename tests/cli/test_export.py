@@ -162,16 +162,19 @@ def test_floating_point_warnings_are_numpys(exported):
 
 
 def test_an_entry_without_numba_files_or_with_a_break_is_refused(tmp_path):
-    def with_print(x):
+    def with_cell(x):
         y = x + 1
+        get = lambda: y  # noqa: E731 - a cell the split would tear apart: no split, eager
         print("side effect")
-        return y
+        y = y * 2
+        return get()
 
-    broken = ac.compile(with_print, backend="eager")
+    broken = ac.compile(with_cell)
     broken(np.ones(3))
+    assert broken.entries[-1].graph is None and not broken.entries[-1].pieces
     with pytest.raises(ExportError) as refused:
-        export_entry(with_print, broken.entries[-1], origin="t", example="x=f64[3]", shown={})
-    line = with_print.__code__.co_firstlineno + 2
+        export_entry(with_cell, broken.entries[-1], origin="t", example="x=f64[3]", shown={})
+    line = with_cell.__code__.co_firstlineno + 3
     assert str(refused.value).endswith(
         f"graph break at {__file__}:{line} (print(\"side effect\")): print() is a side effect "
         "(I/O) that compiled code cannot replay; move it out of the compiled function")
@@ -179,6 +182,17 @@ def test_an_entry_without_numba_files_or_with_a_break_is_refused(tmp_path):
     eager(np.ones((2, 16), np.float32))
     with pytest.raises(ExportError, match="export needs backend='numba'"):
         export_entry(plain_softmax, eager.entries[-1], origin="t", example="x=f32[2,16]", shown={})
+
+    def with_print(x):  # split (tests/cli/test_export_split.py), but its pieces run eagerly
+        y = x + 1
+        print("side effect")
+        return y
+
+    split = ac.compile(with_print, backend="eager")
+    split(np.ones(3))
+    assert split.entries[-1].pieces
+    with pytest.raises(ExportError, match="export needs backend='numba'"):
+        export_entry(with_print, split.entries[-1], origin="t", example="x=f64[3]", shown={})
 
 
 def test_cli_export_of_a_missing_function_is_a_usage_error(tmp_path, capsys):

@@ -22,6 +22,7 @@ import pytest
 
 from astcompiler.report import write_report
 from astcompiler.run.trace import load_trace
+from tests.helpers import run_process_group
 
 from .test_report import build_trace
 
@@ -37,7 +38,7 @@ def chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
     command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return run_process_group(command, timeout=120)  # its helper processes die with it
 
 
 @pytest.fixture(scope="module")
