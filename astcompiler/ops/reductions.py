@@ -110,30 +110,30 @@ _VAR = ReductionDef(init="0", combine=_SPREAD, finalize="{acc} / max({n} - {ddof
 _STD = ReductionDef(init="0", combine=_SPREAD, finalize="np.sqrt({acc} / max({n} - {ddof}, 0))",
                     merge=_ADD, accumulate="float64", two_pass=True)
 
-register("sum", _impl(np.sum), kind="reduction", reduction=_SUM,
+register("sum", _impl(np.sum), kind="reduction", python_warnings=False, reduction=_SUM,
          normalize=_reduction_normalizer("sum", with_dtype=True), aliases=(np.sum,),
          methods=("sum",), doc="np.sum / ndarray.sum")
-register("prod", _impl(np.prod), kind="reduction", reduction=_PROD,
+register("prod", _impl(np.prod), kind="reduction", python_warnings=False, reduction=_PROD,
          normalize=_reduction_normalizer("prod", with_dtype=True), aliases=(np.prod,),
          methods=("prod",))
 register("mean", _impl(np.mean), kind="reduction", reduction=_MEAN,
          normalize=_reduction_normalizer("mean", with_dtype=True), aliases=(np.mean,),
          methods=("mean",))
-register("max", _impl(np.max), kind="reduction", reduction=_MAX,
+register("max", _impl(np.max), kind="reduction", python_warnings=False, reduction=_MAX,
          normalize=_minmax_normalizer("max"), aliases=(np.max, np.amax), methods=("max",),
          no_identity="zero-size array to reduction operation maximum which has no identity")
-register("min", _impl(np.min), kind="reduction", reduction=_MIN,
+register("min", _impl(np.min), kind="reduction", python_warnings=False, reduction=_MIN,
          normalize=_minmax_normalizer("min"), aliases=(np.min, np.amin), methods=("min",),
          no_identity="zero-size array to reduction operation minimum which has no identity")
-register("argmax", _impl(np.argmax), kind="reduction", reduction=_ARGMAX,
+register("argmax", _impl(np.argmax), kind="reduction", python_warnings=False, reduction=_ARGMAX,
          normalize=_arg_normalizer("argmax"), aliases=(np.argmax,), methods=("argmax",),
          no_identity="attempt to get argmax of an empty sequence")
-register("argmin", _impl(np.argmin), kind="reduction", reduction=_ARGMIN,
+register("argmin", _impl(np.argmin), kind="reduction", python_warnings=False, reduction=_ARGMIN,
          normalize=_arg_normalizer("argmin"), aliases=(np.argmin,), methods=("argmin",),
          no_identity="attempt to get argmin of an empty sequence")
-register("any", _impl(np.any), kind="reduction", reduction=_ANY,
+register("any", _impl(np.any), kind="reduction", python_warnings=False, reduction=_ANY,
          normalize=_minmax_normalizer("any"), aliases=(np.any,), methods=("any",))
-register("all", _impl(np.all), kind="reduction", reduction=_ALL,
+register("all", _impl(np.all), kind="reduction", python_warnings=False, reduction=_ALL,
          normalize=_minmax_normalizer("all"), aliases=(np.all,), methods=("all",))
 register("var", _impl(np.var), kind="reduction", reduction=_VAR,
          normalize=_reduction_normalizer("var", with_dtype=True, with_ddof=True),

@@ -109,6 +109,9 @@ class OpDef:
     comparison: bool = False  # a comparison: bool result, operands compared in their own dtype
     no_identity: str | None = None  # a reduction without identity: its ValueError on empty input
     fp_quiet: str = ""  # float kinds ("f", "c") on which it never sets a floating-point flag
+    # it may call Python's ``warnings.warn`` (besides FP flags, which ``np.errstate`` reports):
+    # "Mean of empty slice", a ComplexWarning of a cast; ufuncs and views never do
+    python_warnings: bool = True
     integer_division: bool = False  # on integers, warns (or raises) on a zero divisor or a
     # negative power
     scalar_overflow: bool = False  # as an operator on NumPy integer scalars, NumPy's scalar math
@@ -133,6 +136,11 @@ class OpDef:
     # no gradient flows there; a tuple argument gets a tuple), written with NumPy calls on the
     # values in ``ctx`` (``ops/derivatives.py``), so the backward is a graph of registry ops
     vjp: Callable[..., tuple] | None = None
+
+    @property
+    def may_warn(self) -> bool:
+        """It may warn through ``warnings.warn`` (a NumPy step then records warnings)."""
+        return self.python_warnings and self.ufunc is None and self.kind != "view"
 
     @property
     def pure(self) -> bool:

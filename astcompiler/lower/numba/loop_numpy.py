@@ -10,7 +10,10 @@ results). Only that kernel's step leaves numba; the rest of the loop stays compi
 
 FP flags and warnings: NumPy clears the flags before each ufunc, so a flag raised earlier in the
 structured function that warns ends the run first; the step itself runs with the caller's
-warning modes turned into a recording handler. Either way, or when it warns otherwise ("Mean of
+FP modes turned into a recording handler (``np.errstate(call=...)``, modes cached while the
+caller's errstate holds: ``runtime.recording_modes``), and with ``warnings`` recording only where
+one of its ops may call ``warnings.warn`` (``OpDef.may_warn``: not ufuncs, views, sum, max...;
+catching warnings costs about 6 us a trip). Either way, or when it warns otherwise ("Mean of
 empty slice"), the step raises ``_AcNumpyStep`` (a ValueError): the structured runner reruns the
 whole call with NumPy (``rebuild.structured_runner``), which warns as the plain call does, as
 for any flag a kernel of the structured function raises.
@@ -48,27 +51,44 @@ def _ac_numpy_op(name):
     return impl
 
 
+_AC_RT = []  # astcompiler's runtime module, imported on the first step
+
+
+def _ac_runtime():
+    if not _AC_RT:
+        from astcompiler.lower.numba import runtime
+        _AC_RT.append(runtime)
+    return _AC_RT[0]
+
+
 class _ac_numpy_step:
-    # the caller's warning modes as a recording handler around one NumPy step (a class, not a
-    # generator context manager: this runs once per trip)
-    __slots__ = ("seen", "errors", "warnings", "warned")
+    # the caller's FP modes, and where the step's ops may call warnings.warn its warnings, as
+    # a recording handler around one NumPy step (a class, not a generator context manager: this
+    # runs once per trip)
+    __slots__ = ("record", "seen", "errors", "warnings", "warned")
+
+    def __init__(self, record=True):
+        self.record = record
 
     def __enter__(self):
         # NumPy's ufuncs clear the FP flags: a flag raised before that warns ends the run now
-        from astcompiler.lower.numba import runtime
+        runtime = _ac_runtime()
         if runtime.fp_test(runtime.FP_ALL) and runtime.fp_raised():
             raise _AcNumpyStep("a floating-point flag that warns: the call reruns with NumPy")
         seen = self.seen = []
-        modes = {k: "ignore" if m == "ignore" else "call" for k, m in np.geterr().items()}
-        self.warnings = _ac_warnings.catch_warnings(record=True)
-        self.warned = self.warnings.__enter__()
-        _ac_warnings.simplefilter("always")
-        self.errors = np.errstate(call=lambda kind, flag: seen.append(kind), **modes)
+        self.warned = ()
+        if self.record:
+            self.warnings = _ac_warnings.catch_warnings(record=True)
+            self.warned = self.warnings.__enter__()
+            _ac_warnings.simplefilter("always")
+        self.errors = np.errstate(call=lambda kind, flag: seen.append(kind),
+                                  **runtime.recording_modes())
         self.errors.__enter__()
 
     def __exit__(self, kind, error, trace):
         self.errors.__exit__(kind, error, trace)
-        self.warnings.__exit__(kind, error, trace)
+        if self.record:
+            self.warnings.__exit__(kind, error, trace)
         if kind is None and (self.seen or self.warned):
             raise _AcNumpyStep("a NumPy step of loop code warns: the call reruns with NumPy")
         return False
@@ -124,6 +144,8 @@ def step_source(name: str, inputs: list[Node], nodes: list[Node], filled: list[N
     if any(n not in local for n in filled + returned):
         return None
     body = "".join(f"        {line}\n" for line in lines)
+    record = any(REGISTRY.ops[n.target].may_warn for n in nodes
+                 if n.op == "call" and n.target in REGISTRY.ops)  # else FP flags only
     stores = "".join(f"    buf{k}[...] = {local[n]}\n" for k, n in enumerate(filled))
     values = [f"np.ascontiguousarray({local[n]})" if contiguous and n.meta.ndim else local[n]
               for n in returned]
@@ -133,7 +155,7 @@ def step_source(name: str, inputs: list[Node], nodes: list[Node], filled: list[N
     result = outs[0] if len(outs) == 1 else f"({', '.join(outs)})" if outs else "None"
     results = "".join(f"{v}, " for v in values)
     return (f"\n\ndef {name}_numpy({', '.join(params)}):\n    # {about} with NumPy\n"
-            f"    with _ac_numpy_step():\n{body}{stores}    return ({results})\n"
+            f"    with _ac_numpy_step({record}):\n{body}{stores}    return ({results})\n"
             f"\n\n@numba.njit(cache=True)\ndef {name}({', '.join(params)}):\n"
             f"    with numba.objmode({types}):\n"
             f"        {target}{name}_numpy({', '.join(params)})\n    return {result}\n")

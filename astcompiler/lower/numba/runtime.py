@@ -212,6 +212,23 @@ def _modes() -> dict:
     return _errstate()[1]
 
 
+_RECORDING: tuple = (None, {})  # the ``_errstate()`` tuple it was made from, its modes
+
+
+def recording_modes() -> dict:
+    """``np.geterr()`` with every mode but "ignore" turned into "call": the modes of a NumPy
+    step's recording handler (``loop_numpy.py``), made again only when the caller's errstate
+    changed."""
+    global _RECORDING
+    seen = _errstate()
+    recorded = _RECORDING
+    if recorded[0] is seen:
+        return recorded[1]
+    modes = {kind: "ignore" if mode == "ignore" else "call" for kind, mode in seen[1].items()}
+    _RECORDING = (seen, modes)  # one tuple: threads never see a mixed state
+    return modes
+
+
 def fp_clear() -> None:
     """Clear the floating-point exception flags (before the kernels run)."""
     if _LIB is not None:
@@ -408,7 +425,7 @@ def fp_report(ops: list[str], place: tuple[str, int, str] | None = None) -> None
 
 __all__ = ["Layout", "k_order", "reduced", "copied", "empty", "fp_clear", "fp_raised", "fp_test",
            "FP_ALL", "strict", "fp_watch", "fp_rerun", "fp_report", "FP_STATUS", "fp_defer",
-           "fp_undefer", "fp_raised_under", "twin_warned"]
+           "fp_undefer", "fp_raised_under", "twin_warned", "recording_modes"]
 
 
 def _flag_intrinsic(bit: int):
