@@ -162,3 +162,24 @@ def test_numpy_steps_record_warnings_only_where_an_op_may_warn():
             assert f"with _ac_numpy_step({record}):" in code
             assert f"with _ac_numpy_step({not record}):" not in code
     assert [str(w) for w in plain_warned] == []  # (sums: none)
+
+
+def _transposed_rows(a, n):
+    out = np.zeros(a.shape[1])
+    for i in range(n):
+        out = out + (a * i).T.sum(axis=1)  # the transpose of NumPy's temporary (order K)
+    return out
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_a_sum_of_a_view_of_a_loop_temporary_adds_in_numpys_order(layout):
+    """NumPy's ``a * i`` of an F-ordered ``a`` is F-ordered, so its transpose has contiguous
+    rows (pairwise sums); loop code's buffer is C-ordered, its transpose not. The kernel feeding
+    the sum through the view runs with NumPy where its operands are not C-ordered."""
+    a = _data(np.random.default_rng(8), (300, 40))
+    a = np.asfortranarray(a) if layout == "F" else a
+    with ac.config.patch(unroll_limit=4):
+        compiled = ac.compile(_transposed_rows)
+        for n in (7, 9):
+            assert_same_bits(compiled(a, n), _transposed_rows(a, n))
+        assert "one structured numba function" in compiled.entries[-1].output_code

@@ -35,7 +35,7 @@ from .cpu import KernelCode, kernel_code, rule_compiles
 from .sum_orders import numpy_sum_order
 from .files import load_source
 from .flat_sums import c_temporaries_test, exact_sum_test
-from .loop_numpy import NUMPY_STEP, float_sum, numpy_step_source
+from .loop_numpy import NUMPY_STEP, layout_sensitive, numpy_step_source
 from .masked import OVERLAP_SOURCE
 from .oprules_common import region_result
 from .optable import stores_index
@@ -227,14 +227,18 @@ class LoopKernels:
 
     @staticmethod
     def feeds_numpy_sum(kernel: KernelPlan, plan: Plan, code: KernelCode) -> bool:
-        """Does an output buffer of the kernel feed a float sum of another step (a statement,
-        or another kernel's node: NumPy adds it in the order of NumPy's temporary)?"""
+        """Does an output buffer of the kernel feed a float sum or BLAS call of another step
+        (``loop_numpy.layout_sensitive``: a statement, or another kernel's node; NumPy adds
+        in the order of NumPy's temporary), itself or through a view of it
+        (``(a * i).T.sum(axis=1)``: the transpose of an F-ordered temporary is C-ordered in
+        NumPy, not in loop code)?"""
         buffers = set(code.buffers)
         readers = [node for step in plan.steps for node in (
             [step.node] if isinstance(step, NodeStep) else
             step.kernel.nodes if isinstance(step, KernelStep) and step.kernel is not kernel
             else [])]
-        return any(float_sum(node) and any(a in buffers for a in node.all_input_nodes())
+        return any(layout_sensitive(node) and any(plan.roots.get(a, frozenset({a})) & buffers
+                                           for a in node.all_input_nodes())
                    for node in readers)
 
     def view_tests(self, emitter: Emitter, kernel: KernelPlan, dims: list[str]) -> list[str]:

@@ -30,7 +30,7 @@ from ...ops import REGISTRY
 from .cpu import KernelCode
 from .oprules_common import number_source
 
-__all__ = ["NUMPY_STEP", "float_sum", "numpy_step_source", "numpy_sum_source", "step_source"]
+__all__ = ["NUMPY_STEP", "float_sum", "layout_sensitive", "numpy_step_source", "numpy_sum_source", "step_source"]
 
 NUMPY_STEP = '''
 import warnings as _ac_warnings
@@ -112,6 +112,15 @@ def float_sum(node: Node) -> bool:
     op = REGISTRY.ops.get(node.target) if node.op == "call" else None
     return op is not None and op.reduction is not None and op.reduction.merge == "{a} + {b}" \
         and node.meta is not None and np.dtype(node.meta.dtype).kind in "fc"
+
+
+def layout_sensitive(node: Node) -> bool:
+    """A float result whose bits depend on its operands' memory layout: a float sum (NumPy's
+    pairwise runs follow memory order) or a BLAS call (``OpDef.threaded``: matmul, dot... pick
+    their routine and order by the operands' strides)."""
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    return op is not None and (float_sum(node) or op.threaded and node.meta is not None
+                               and np.dtype(node.meta.dtype).kind in "fc")
 
 
 def step_source(name: str, inputs: list[Node], nodes: list[Node], filled: list[Node],

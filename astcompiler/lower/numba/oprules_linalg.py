@@ -37,7 +37,14 @@ def contraction_loop(emitter: LoopEmitter, node: Node) -> str:
         raise NotLowerable(f"{node.target} of {ndims}-d arrays of {result.name}")
     x, y = (_cast_to(emitter, v, result) for v in (a, b))
     if result.kind in "fc" and scipy_blas():
-        return f"np.dot(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"
+        blas = f"np.dot(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"
+        exact = numpy_contraction(emitter, node)
+        if exact is not None and (x, y) == (emitter.value(a), emitter.value(b)):
+            # NumPy's BLAS call (and its routine, its order) follows the operands' layouts:
+            # numba's np.dot on C-contiguous operands is that call; other layouts run NumPy
+            return (f"({blas} if {x}.flags.c_contiguous and {y}.flags.c_contiguous "
+                    f"else {exact}({x}, {y}))")
+        return blas
     if ndims == (2, 2) and result.kind in "fc" and not _small_matmul(a, b):
         # our loops run at a third of BLAS's speed there: a host loop calls NumPy instead
         raise NotLowerable("matmul of large or dynamic matrices without SciPy's BLAS")
@@ -47,6 +54,22 @@ def contraction_loop(emitter: LoopEmitter, node: Node) -> str:
            (1, 2): f"np.zeros({y}.shape[1], {dtype})",
            (2, 2): f"np.zeros(({x}.shape[0], {y}.shape[1]), {dtype})"}[ndims]
     return f"{helper}({x}, {y}, {out})"
+
+
+def numpy_contraction(emitter: LoopEmitter, node: Node) -> str | None:
+    """A NumPy step computing ``node`` (``loop_numpy.step_source``: an ``objmode`` block),
+    added to the module's helpers; its name, or None where the step has no source."""
+    from .loop_numpy import NUMPY_STEP, step_source  # (loop_numpy imports the kernel writer)
+    a, b = node.args[:2]
+    if not (isinstance(a, Node) and isinstance(b, Node)):
+        return None
+    name = f"_ac_numpy_{node.name}_{len(emitter.helpers)}"
+    source = step_source(name, [a, b], [node], [], [node], True,
+                         f"{node.target} as NumPy calls BLAS on these layouts")
+    if source is None:
+        return None
+    emitter.helpers.update({NUMPY_STEP, source})
+    return name
 
 
 def _small_matmul(a: Any, b: Any, limit: int = 32 ** 3) -> bool:
