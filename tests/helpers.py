@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
+import signal
+import subprocess
+import tempfile
 import warnings
 from typing import Any, Callable
 
@@ -110,11 +114,6 @@ def run_process_group(command: list[str], timeout: float, **options: Any) -> Any
     own: on ``timeout`` the whole group is killed and ``subprocess.TimeoutExpired`` raised. A
     program that starts helpers (a browser's renderer and GPU processes) would otherwise keep
     the output pipes open after ``subprocess.run`` killed it, and the test would wait forever."""
-    import os
-    import signal
-    import subprocess
-    import tempfile
-
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(command, stdout=out, stderr=err, start_new_session=True,
                                    **options)

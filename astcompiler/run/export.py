@@ -404,6 +404,11 @@ def call_arguments(fn: types.FunctionType) -> str:
                      if p.kind is p.KEYWORD_ONLY else p.name for p in sig.parameters.values())
 
 
+def doc_literal(name: str, fn: types.FunctionType) -> str:
+    """The exported function's docstring as source: the user's, else ``NAME (exported)``."""
+    return repr(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else repr(f"{name} (exported)")
+
+
 def exported_function(name: str, fn: types.FunctionType, guard: Any,
                       source: str | None = None, internal: bool = False) -> str:
     """The exported function: the user's signature (its defaults are the original's very
@@ -412,7 +417,7 @@ def exported_function(name: str, fn: types.FunctionType, guard: Any,
     the values the pieces before it made): outside the guard, the original runs instead (the
     compiler would compile it anew)."""
     call = call_arguments(fn)
-    doc = repr(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else repr(f"{name} (exported)")
+    doc = doc_literal(name, fn)
     defaults = (f"\n{name}.__defaults__ = ___original.__defaults__"
                 f"\n{name}.__kwdefaults__ = ___original.__kwdefaults__\n"
                 if fn.__defaults__ or fn.__kwdefaults__ else "")
@@ -481,6 +486,7 @@ class Module:
     def __init__(self) -> None:
         self.sections: list[str] = []
         self.lines = 0
+        self.pieces = 0  # ``___PIECE_n`` strings so far
 
     def add(self, section: str) -> None:
         text = section.rstrip("\n") + "\n"
@@ -569,10 +575,11 @@ def ___load_piece(text, line, name):
 '''
 
 
-def piece_literal(module: Module, number: int, sections: list[str], name: str,
-                  about: str) -> str:
+def piece_literal(module: Module, sections: list[str], name: str, about: str) -> str:
     """Add a piece's sections as ``___PIECE_n`` (a string, executed by ``___load_piece`` with
     its own line numbers) and bind its exported function; returns the name it is bound to."""
+    module.pieces += 1
+    number = module.pieces
     body = "\n".join(section.rstrip("\n") + "\n" for section in sections)
     escaped = body.replace("\\", "\\\\").replace("'''", "\\'\\'\\'")  # lines stay put
     bound = f"___piece_{number}"
@@ -616,8 +623,7 @@ def split_sections(module: Module, user: types.FunctionType, entry: Any, piece: 
             continue
         if getattr(piece_entry, "graph", None) is None:
             raise ExportError(break_words(getattr(piece_entry, "break_reason", None)))
-        number = sum(s.startswith("# ======== piece ") for s in module.sections) + 1
-        calls[kind] = piece_literal(module, number, entry_sections(user, piece_entry, part, shown),
+        calls[kind] = piece_literal(module, entry_sections(user, piece_entry, part, shown),
                                     synthetic.__name__, about)
     module.add(f"# ======== the statement that broke the graph (line {lines}), plain Python "
                f"========\n{brk_source}")
@@ -656,7 +662,7 @@ def split_function(piece: Piece, plan: Any, calls: dict[str, str]) -> str:
     the statement that broke, the resume; each piece returns ``(done, value or variables)``."""
     name, fn = piece.fn.__name__, piece.fn
     lines = [f"def {name}({signature_source(fn, piece.source)}):",
-             f"    {repr(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else repr(name + ' (exported)')}"]
+             f"    {doc_literal(name, fn)}"]
     if "prefix" in calls:
         lines += [f"    ___done, ___values = {calls['prefix']}({call_arguments(fn)})",
                   "    if ___done:", "        return ___values"]

@@ -93,35 +93,34 @@ def test_complex_sums_in_a_loop(layout):
     _same_over_trips(COMPLEX, complex_sums, z)
 
 
-@SLOW
-def test_empty_rows_in_a_loop():
-    x = np.asfortranarray(np.zeros((4, 0)))
+def _same_bits_and_warnings(compiled, fn, *args) -> list:
+    """The compiled call gives the plain call's bits and warnings (astcompiler's own notices
+    aside); returns the plain call's warnings."""
     with warnings.catch_warnings(record=True) as compiled_warned:
         warnings.simplefilter("always")
-        got = [ROWS(x, n) for n in (2, 3)]
+        got = compiled(*args)
     with warnings.catch_warnings(record=True) as plain_warned:
         warnings.simplefilter("always")
-        want = [rows(x, n) for n in (2, 3)]
+        want = fn(*args)
     assert_same_bits(got, want)
     assert [(w.category, str(w.message)) for w in compiled_warned
             if "astcompiler" not in str(w.message)] \
         == [(w.category, str(w.message)) for w in plain_warned]
+    return plain_warned
+
+
+@SLOW
+def test_empty_rows_in_a_loop():
+    x = np.asfortranarray(np.zeros((4, 0)))
+    _same_bits_and_warnings(lambda v: [ROWS(v, n) for n in (2, 3)],
+                            lambda v: [rows(v, n) for n in (2, 3)], x)
 
 
 def test_a_numpy_step_that_warns_reruns_with_numpy():
     x = np.asfortranarray(_data(np.random.default_rng(4), (6, 40)))
     x[2, 3] = np.inf  # inf * 0 on the first trip: "invalid value encountered in multiply"
     for n in (2, 3):
-        with warnings.catch_warnings(record=True) as compiled_warned:
-            warnings.simplefilter("always")
-            got = REORDERED(x[None], n)
-        with warnings.catch_warnings(record=True) as plain_warned:
-            warnings.simplefilter("always")
-            want = reordered(x[None], n)
-        assert_same_bits(got, want)
-        assert [(w.category, str(w.message)) for w in compiled_warned
-                if "astcompiler" not in str(w.message)] \
-            == [(w.category, str(w.message)) for w in plain_warned]
+        _same_bits_and_warnings(REORDERED, reordered, x[None], n)
 
 
 def _means(x, n):
@@ -147,16 +146,7 @@ def test_numpy_steps_record_warnings_only_where_an_op_may_warn():
         for fn, record in ((_means, True), (_sums, False)):
             compiled = ac.compile(fn)
             for n in (7, 8, 9):
-                with warnings.catch_warnings(record=True) as compiled_warned:
-                    warnings.simplefilter("always")
-                    got = compiled(x, n)
-                with warnings.catch_warnings(record=True) as plain_warned:
-                    warnings.simplefilter("always")
-                    want = fn(x, n)
-                assert_same_bits(got, want)
-                assert [(w.category, str(w.message)) for w in compiled_warned
-                        if "astcompiler" not in str(w.message)] \
-                    == [(w.category, str(w.message)) for w in plain_warned]
+                plain_warned = _same_bits_and_warnings(compiled, fn, x, n)
             code = compiled.entries[-1].output_code
             assert "one structured numba function" in code
             assert f"with _ac_numpy_step({record}):" in code

@@ -30,7 +30,8 @@ from ...ops import REGISTRY
 from .cpu import KernelCode
 from .oprules_common import number_source
 
-__all__ = ["NUMPY_STEP", "float_sum", "layout_sensitive", "numpy_step_source", "numpy_sum_source", "step_source"]
+__all__ = ["NUMPY_STEP", "float_sum", "layout_sensitive", "numpy_step_source", "numpy_sum_source",
+           "step_source"]
 
 NUMPY_STEP = '''
 import warnings as _ac_warnings

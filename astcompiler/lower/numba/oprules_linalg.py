@@ -38,8 +38,9 @@ def contraction_loop(emitter: LoopEmitter, node: Node) -> str:
     x, y = (_cast_to(emitter, v, result) for v in (a, b))
     if result.kind in "fc" and scipy_blas():
         blas = f"np.dot(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"
-        exact = numpy_contraction(emitter, node)
-        if exact is not None and (x, y) == (emitter.value(a), emitter.value(b)):
+        uncast = (x, y) == (emitter.value(a), emitter.value(b))
+        exact = numpy_contraction(emitter, node) if uncast else None
+        if exact is not None:
             # NumPy's BLAS call (and its routine, its order) follows the operands' layouts:
             # numba's np.dot on C-contiguous operands is that call; other layouts run NumPy
             return (f"({blas} if {x}.flags.c_contiguous and {y}.flags.c_contiguous "
