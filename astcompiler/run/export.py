@@ -78,6 +78,8 @@ class ___Fallback:
             raise ___UseOriginal()
         return decline
 
+    transposed_kernel = numpy_kernel  # F-ordered operands of a 2-D sum: the original function
+
 
 def ___note(error):
     """The run code's hook for a failed compiled call (astcompiler logs it once)."""

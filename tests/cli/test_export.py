@@ -42,6 +42,8 @@ results = {}
 for n in SIZES:
     x = np.random.default_rng(n).random((n, 16)).astype(np.float32)
     np.save(f"{sys.argv[1]}/aot_{n}.npy", softmax_aot.softmax(x))
+fortran = np.asfortranarray(np.random.default_rng(5).random((17, 16)).astype(np.float32))
+np.save(f"{sys.argv[1]}/aot_F.npy", softmax_aot.softmax(fortran))
 errors = []
 for bad in ([[0.5] * 16], np.ones((3, 16)), np.ones((3, 15), np.float32), np.ones(16, np.float32),
             np.ones((1, 16), np.float32)):
@@ -129,6 +131,16 @@ def test_it_answers_as_the_compiled_function_and_numpy_on_several_sizes(exported
             # libm's expf (within an ulp of NumPy's), summed and divided: a few ulps of float32
             np.testing.assert_allclose(aot, expected, rtol=1e-6, atol=0)
         assert len(compiled.entries) == 1
+
+
+def test_f_ordered_rows(exported):
+    """F-ordered rows: where the compiler would build a transposed twin on demand the exported
+    module has none (it runs the function as written); it answers as NumPy does."""
+    root, _ = exported
+    fortran = np.asfortranarray(np.random.default_rng(5).random((17, 16)).astype(np.float32))
+    aot, expected = np.load(root / "aot_F.npy"), plain_softmax(fortran)
+    assert aot.dtype == expected.dtype and aot.shape == expected.shape
+    np.testing.assert_allclose(aot, expected, rtol=1e-6, atol=0)
 
 
 def test_one_kernel_serves_every_size_and_numba_caches_it(exported):

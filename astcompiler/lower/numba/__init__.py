@@ -138,6 +138,11 @@ def _numpy_lowering(graph: Graph, name: str) -> Any:
     return _guarded_lowering(graph, [None] * len(graph.placeholders), name, True).compiled.fn
 
 
+def _kernel_lowering(graph: Graph, name: str) -> Any:
+    """A kernel's transposed twin (``transposed.py``): its graph lowered with kernels."""
+    return _guarded_lowering(graph, [None] * len(graph.placeholders), name, False).compiled.fn
+
+
 def _never(node: Any, rule: Any) -> bool:
     return False
 
@@ -244,7 +249,8 @@ def _compile(plan: Plan, name: str = "forward", regions: Any = None) -> Compiled
     forward = module.make_forward(*writer.consts, fallback)
     if writer.paste is not None:  # its body, for run/dispatch.py to paste where it is called
         forward.paste = writer.paste
-    fallback.localize = KernelTwins(forward.__globals__, list(codes.values()), _numpy_lowering)
+    fallback.localize = KernelTwins(forward.__globals__, list(codes.values()), _numpy_lowering,
+                                    _kernel_lowering)
     output_code = _readable(source, codes, files)
     files = [path] + files
     for piece in regions.pieces if regions is not None else ():

@@ -166,10 +166,19 @@ def _numpy_twin_possible(kernel: KernelPlan, inputs: list[Node]) -> bool:
 
 
 def _wide(kernel: KernelPlan, inputs: list[Node], name: Callable[[Node], str]) -> list[str]:
-    """The names of the kernel's array operands of its full rank."""
+    """The names of the kernel's array operands of its full rank that order NumPy's iteration
+    (not a column ``w[:, None]`` broadcast along every axis but one: it has no say)."""
     ndim = len(kernel.shape)
     return [name(n) for n in inputs if n.meta is not None and not n.meta.scalar
-            and len(n.meta.shape) == ndim and ndim > 0]
+            and len(n.meta.shape) == ndim and ndim > 0 and _orders(kernel, n.meta.shape)]
+
+
+def _orders(kernel: KernelPlan, shape: tuple) -> bool:
+    """NumPy's iterator orders two axes by the strides of the operands that are not broadcast
+    along either: an operand broadcast (a static 1 where the kernel is not) along all axes but
+    one never takes part."""
+    broadcast = [d for d, size in enumerate(shape) if size == 1 and kernel.shape[d] != 1]
+    return not broadcast or len(shape) - len(broadcast) >= 2
 
 
 def c_ordered(x: str, ndim: int) -> str:

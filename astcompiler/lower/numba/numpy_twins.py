@@ -19,6 +19,7 @@ from ...logs import get_logger
 from ...source.loading import user_stacklevel
 from ..base import error_summary
 from .cpu import KernelCode
+from .transposed import SUFFIX, transposed_twin
 
 # (graph, name) -> a NumPy-only lowering's callable (``lower_graph(..., numpy_only=True)``)
 LowerNumpy = Callable[[Graph, str], Callable[..., tuple]]
@@ -27,9 +28,12 @@ LowerNumpy = Callable[[Graph, str], Callable[..., tuple]]
 class KernelTwins:
     """``RunFallback.localize`` for one wrapper: swap a failed kernel for its NumPy twin."""
 
-    def __init__(self, namespace: dict, codes: list[KernelCode], lower: LowerNumpy):
+    def __init__(self, namespace: dict, codes: list[KernelCode], lower: LowerNumpy,
+                 lower_kernels: LowerNumpy | None = None):
         self.namespace = namespace
         self.lower = lower
+        self.lower_kernels = lower_kernels  # (graph, name) -> a numba lowering's callable
+        self.transposed: dict[str, Callable[..., tuple]] = {}  # transposed twins, on first use
         self.by_name: dict[str, KernelCode] = {}
         self.codes = {code.name: code for code in codes}
         self.numpy: dict[str, Callable[..., tuple]] = {}  # numpy_kernel's, built on first use
@@ -49,6 +53,18 @@ class KernelTwins:
                 raise RuntimeError(f"astcompiler: {name} cannot run with NumPy on shapes unlike "
                                    "the traced ones; run this function eagerly (ac.disable)")
             self.numpy[name] = forward
+        return forward
+
+    def transposed_kernel(self, name: str) -> Callable[..., tuple]:
+        """Kernel ``name``'s transposed twin (``transposed.py``), lowered on its first call: the
+        wrapper calls it on F-ordered operands, viewed transposed, and gets its outputs."""
+        forward = self.transposed.get(name)
+        if forward is None:
+            twin = transposed_twin(self.codes[name])
+            if twin is None or self.lower_kernels is None:
+                raise RuntimeError(f"astcompiler: {name} has no transposed twin; run this "
+                                   "function eagerly (ac.disable)")
+            forward = self.transposed[name] = self.lower_kernels(twin.graph, name + SUFFIX)
         return forward
 
     def __call__(self, error: BaseException) -> bool:

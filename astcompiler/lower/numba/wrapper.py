@@ -26,6 +26,7 @@ from ..base import PasteTemplate
 from ..places import literal_place
 from .cpu import KernelCode, Namer
 from .flat_sums import exact_sum_test
+from .transposed import SUFFIX as TWIN_SUFFIX, TransposedTwin, f_ordered_test, transposed_twin, twin_arguments
 from .oprules_common import reads_index, stores_index
 from .optable import numba_rule, zero_rerun
 from .scalar import python_int_bounds, raises_flags, type_name
@@ -238,13 +239,21 @@ class WrapperWriter:
             self.var[node] = self.names(node.name)
         dims = [self.dim_expr(kernel, d) for d in range(len(kernel.shape))]
         checks = self.planned_shapes(kernel, code, dims)
+        shapes = list(checks)
         layouts = exact_sum_test(kernel, code.inputs, lambda n: self.var[n])
         if layouts is not None:  # float sums: NumPy's order on these layouts only
             checks.append(f"({layouts})")
         if checks:  # a loop body: shapes traced on one trip may change on the next
             self.emit(f"if not ({' and '.join(checks)}):  # not the traced shapes or sum "
                       "layouts: NumPy", origin)
+            twin = transposed_twin(code) if layouts is not None \
+                and not self.fn_name.endswith(TWIN_SUFFIX) \
+                and not self.twin_may_reorder(kernel) else None
+            if twin is not None:
+                self.transposed_call(code, twin, shapes, origin)
+            self.nesting += twin is not None
             self.unplanned(kernel, code, origin)
+            self.nesting -= twin is not None
             self.emit("else:", origin)
             self.nesting += 1
         try:
@@ -254,6 +263,21 @@ class WrapperWriter:
         for node in code.returns:
             name = self.var[node]
             self.emit(f"{name} = {type_name(node.meta.dtype)}({name})", node.origin)
+
+    def transposed_call(self, code: KernelCode, twin: TransposedTwin, shapes: list[str],
+                        origin: str | None) -> None:
+        """F-ordered operands: the kernel's transposed twin (``transposed.py``), its 2-D results
+        read back transposed; the ``else:`` of this branch is the kernel's NumPy step."""
+        test = " and ".join([*shapes, f"({f_ordered_test(code, twin, lambda n: self.var[n])})"])
+        self.emit(f"if {test}:  # F-ordered: the transposed twin adds in NumPy's order", origin, 3)
+        outputs = [self.var[n] for n in code.buffers + code.returns]
+        self.emit(f"{', '.join(outputs)}, = ___fallback.localize.transposed_kernel("
+                  f"{code.name!r})({twin_arguments(code, twin, lambda n: self.var[n])})",
+                  origin, 4)
+        for name, flipped in zip(outputs, twin.flipped):
+            if flipped:
+                self.emit(f"{name} = {name}.T", origin, 4)
+        self.emit("else:", origin, 3)
 
     def planned_shapes(self, kernel: KernelPlan, code: KernelCode, dims: list[str]) -> list[str]:
         """In a loop body's wrapper (its inputs are not guarded): tests that the kernel's
