@@ -8,7 +8,10 @@ wrapped in an ``ObjectProxy`` whose attribute reads are lifted (and guarded) in 
 
 from __future__ import annotations
 
+import collections
+import collections.abc
 import enum
+import functools
 import re
 import types
 from collections import OrderedDict
@@ -64,7 +67,7 @@ _COPYING = {"extend", "update", "difference_update", "intersection_update",
 
 
 def _is_lifted(value: Any) -> bool:
-    return isinstance(value, _Deferring) and value._ac_source is not None
+    return isinstance(value, Deferring) and value._ac_source is not None
 
 
 def _copy_items(target: Any, method: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -116,12 +119,17 @@ _DICT_READS = ("__len__", "__getitem__", "__iter__", "__contains__", "__eq__", "
                "keys", "values", "items", "copy", "__or__")
 
 
-class _Deferring:
+class Deferring:
     """Guards on the contents are recorded only once the code reads the contents."""
 
     _ac_tracer: Any = None
     _ac_source: Any = None
     _ac_pending: Any = None
+    _ac_type: Any = None  # the lifted object's own class (``OrderedDict`` read as a dict)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # ``x.__class__`` is the user's class, as ``type(x)`` is
+        return self._ac_type or type(self).__mro__[2]
 
     def _ac_commit(self) -> None:
         if self._ac_pending:
@@ -138,7 +146,7 @@ class _Deferring:
             self._ac_pending = [f for f in self._ac_pending if all(f is not o for o in own)]
 
 
-class GuardedList(_Deferring, list):
+class GuardedList(Deferring, list):
     """A list lifted from outside the compiled frame: mutations are recorded and replayed on the
     real list after the graph runs (the capture-time copy changes too, so later reads agree).
     Its length and items are guarded only if the code reads them."""
@@ -166,7 +174,7 @@ class GuardedList(_Deferring, list):
         return self
 
 
-class GuardedDict(_Deferring, dict):
+class GuardedDict(Deferring, dict):
     """A dict lifted from outside the compiled frame; mutations are recorded and replayed, and
     its keys and values are guarded only if the code reads them."""
 
@@ -196,7 +204,7 @@ _SET_READS = ("__len__", "__iter__", "__contains__", "__eq__", "__ne__", "__lt__
               "symmetric_difference", "issubset", "issuperset", "isdisjoint")
 
 
-class GuardedSet(_Deferring, set):
+class GuardedSet(Deferring, set):
     """A set lifted from outside the compiled frame: mutations are recorded and replayed, its
     contents are guarded only if the code reads them."""
 
@@ -452,7 +460,7 @@ def _lift_hook_dict(tracer: "Tracer", value: dict, source: Source) -> Any:
                       nn_module._hooks_version)
     with tracer.guards.deferred():  # the contents are covered by the version counter
         lifted = GuardedDict({k: lift(tracer, v, source.item(k)) for k, v in value.items()})
-    lifted._ac_tracer, lifted._ac_source = tracer, source
+    lifted._ac_tracer, lifted._ac_source, lifted._ac_type = tracer, source, type(value)
     return lifted
 
 
@@ -536,7 +544,37 @@ def lift(tracer: "Tracer", value: Any, source: Source) -> Any:
     kind = type(value)
     if kind in _ALIASABLE or _is_parameter(value) or _is_module(value):
         return _lift_once(tracer, value, source)
+    if lazy_reader(value):
+        raise GraphBreak(f"{source.name} is a {kind.__name__} object: it reads its container "
+                         "(or runs code) when consumed, which capture would do once, ahead")
     return _lift_value(tracer, value, source)
+
+
+_LAZY = (collections.abc.Iterator, collections.abc.MappingView, functools.partial, memoryview,
+         np.flatiter, types.GeneratorType, types.CoroutineType)
+_LAZY_MODULES = ("builtins", "itertools", "functools", "collections", "numpy")
+
+
+def lazy_reader(value: Any) -> bool:
+    """A built-in object that reads another one (or runs code) later: an iterator, a dict view,
+    a generator, a partial. Read at capture, it would be consumed (or snapshot) there; live across
+    a graph break, a compiled piece would hand over the capture's copy."""
+    if isinstance(value, functools.partial):  # of constants only: nothing to read later
+        return not all(_frozen(v) for v in (*value.args, *value.keywords.values()))
+    if isinstance(value, types.BuiltinMethodType):  # ``append = y.append``: y's own method
+        return isinstance(value.__self__, _MUTABLE)
+    return isinstance(value, _LAZY) and type(value).__module__ in _LAZY_MODULES
+
+
+_MUTABLE = (list, dict, set, bytearray, collections.deque, np.ndarray)
+
+
+def _frozen(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_frozen(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic,
+                                               np.ufunc, types.FunctionType,
+                                               types.BuiltinFunctionType))
 
 
 _ALIASABLE = (np.ndarray, list, dict, OrderedDict)
@@ -575,7 +613,7 @@ def lifted_source(tracer: "Tracer", value: Any) -> Source | None:
     an object proxy), or None for a value made inside the compiled code."""
     if isinstance(value, ArrayProxy):
         return next((s for node, s, _ in tracer.inputs if node is value.node), None)
-    if isinstance(value, (ObjectProxy, _Deferring)):
+    if isinstance(value, (ObjectProxy, Deferring)):
         return value._ac_source
     return None
 
@@ -621,7 +659,7 @@ def _lift_value(tracer: "Tracer", value: Any, source: Source) -> Any:
             guards.add("keys", source, tuple(value.keys()))
             lifted_dict = GuardedDict({k: lift(tracer, v, source.item(k)) for k, v in value.items()})
         lifted_dict._ac_tracer, lifted_dict._ac_source = tracer, source
-        lifted_dict._ac_pending = pending
+        lifted_dict._ac_pending, lifted_dict._ac_type = pending, type(value)
         return lifted_dict
     if kind is set:
         guards.add("type", source, kind)

@@ -26,6 +26,7 @@ stored in an outside object, live across a graph break) is rebuilt per call by t
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import linecache
@@ -185,9 +186,56 @@ def special_method(proxy: "ObjectProxy", name: str, *args: Any) -> Any:
         return _runtime(proxy).inline(method, (proxy, *args), {})
     if owner is object:
         return _object_default(proxy, name, args)
+    if name in _CONTENT_READS and isinstance(value, _CONTAINERS) \
+            and not isinstance(method, types.FunctionType):
+        return _container_read(proxy, name, args)
     if isinstance(value, enum.Enum) or not isinstance(method, types.FunctionType):
         return _evaluate(proxy, name, args)  # enum members, C methods of builtin bases
     raise GraphBreak(f"{cls.__qualname__}.{name} has no source to rewrite")
+
+
+_CONTAINERS = (list, dict, collections.deque)  # subclasses reach here (the bases lift apart)
+_CONTENT_READS = ("__getitem__", "__len__", "__contains__")
+
+
+def _container_read(proxy: "ObjectProxy", name: str, args: tuple) -> Any:
+    """A C method reading the contents of a list or dict subclass (or a deque) passed in: the
+    guard pins the object's identity only, and the contents may change between calls, so the
+    contents read are guarded too (its length; an item read is lifted from ``x[key]``, with its
+    own guards and recorded mutations, never the capture's own object to mutate in place;
+    ``in`` a dict guards its keys, ``in`` a list every item). A dict's ``__missing__`` for an
+    absent key would insert it while capturing: a graph break there."""
+    value = concrete(proxy)
+    source = object.__getattribute__(proxy, "_ac_source")
+    what = f"{type(value).__qualname__}.{name}"
+    if source is None:  # made inside the compiled code: its contents are the capture's own
+        return _evaluate(proxy, name, args)
+    tracer = object.__getattribute__(proxy, "_ac_tracer")
+    from .lifting import lift
+    args = _specialized(args, what)
+    if name == "__len__":
+        tracer.guards.add("len", source, len(value))
+        return len(value)
+    if name == "__contains__":
+        if isinstance(value, dict):
+            tracer.guards.add("keys", source, tuple(value.keys()))
+            return args[0] in value
+        tracer.guards.add("len", source, len(value))
+        items = [lift(tracer, item, source.item(i)) for i, item in enumerate(value)]
+        return _runtime(proxy).truth(any(_runtime(proxy).truth(item == args[0])
+                                         for item in items))
+    key = args[0]
+    if isinstance(value, dict) and key not in value \
+            and lookup_special(type(value), "__missing__")[1] is not _MISSING:
+        raise GraphBreak(f"{type(value).__qualname__}[...] of a missing key calls __missing__ "
+                         "(it may insert the key)")
+    if isinstance(key, slice) or not isinstance(key, (int, str, bytes, float, tuple, bool)):
+        return _evaluate(proxy, name, args)  # (a slice copies: mutating the copy is local)
+    if isinstance(value, dict):
+        tracer.guards.add("keys", source, tuple(value.keys()))
+    else:
+        tracer.guards.add("len", source, len(value))
+    return lift(tracer, _evaluate(proxy, name, args), source.item(key))
 
 
 def _missing(proxy: "ObjectProxy", cls: type, name: str, args: tuple) -> Any:

@@ -167,7 +167,8 @@ class ArrayProxy:
     def __contains__(self, item: Any) -> bool:
         raise _data_dependent("`in` on a traced array")
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return _hash(self)
 
     def __repr__(self) -> str:
         meta = self.node.meta
@@ -271,4 +272,14 @@ def _power_operator(self: ArrayProxy, other: Any, inplace: bool) -> Any:
 
 ArrayProxy.__pow__ = lambda self, other: _power_operator(self, other, False)
 ArrayProxy.__ipow__ = lambda self, other: _power_operator(self, other, True)
-ArrayProxy.__hash__ = object.__hash__  # defining __eq__ removed it
+def _hash(proxy: ArrayProxy) -> int:
+    """``hash()`` of a traced value (a dict key, ``in`` a set or dict): an array is unhashable
+    as NumPy's is; a NumPy scalar or a Python number from the data hashes by a value capture
+    does not know: a graph break (never an identity hash that finds no key)."""
+    meta = proxy.node.meta
+    if meta is not None and meta.pytype is None and not meta.scalar:
+        raise TypeError("unhashable type: 'numpy.ndarray'")
+    raise _data_dependent("hashing a traced value (a dict key, `in` a set or a dict)")
+
+
+ArrayProxy.__hash__ = lambda self: _hash(self)  # defining __eq__ removed it

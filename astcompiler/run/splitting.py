@@ -26,7 +26,9 @@ import numpy as np
 
 from ..capture.runtime.api import is_unbound
 from ..capture.sizes.dynamic import MARKERS, DimMarker
+from ..capture.lifting import lazy_reader
 from ..capture.state import HANDLERS
+from ..exc import GraphBreak
 from ..rewrite.calls import ExplicitSuper
 from ..rewrite.structured import bound_names, in_own_scope
 from ..source import load_generated_module, write_generated_file
@@ -247,6 +249,20 @@ def _parameter_names(node: cst.FunctionDef) -> list[str]:
     return names
 
 
+class _NoDefaults(cst.CSTTransformer):
+    """Parameter defaults as ``None``: the generated module cannot evaluate the user's default
+    expressions (``deepcopy=deepcopy`` names the user module's globals); the function gets the
+    original's ``__defaults__`` and ``__kwdefaults__`` instead."""
+
+    def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
+        return updated if updated.default is None else updated.with_changes(default=cst.Name("None"))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:  # (nested functions keep theirs)
+        return self._outer is None and not setattr(self, "_outer", node)
+
+    _outer: cst.FunctionDef | None = None
+
+
 def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: FunctionSource,
                        cache_dir: str, kind: str,
                        redirect: Callable[[Any], Any] = _no_redirect,
@@ -254,7 +270,7 @@ def _compile_synthetic(fn: types.FunctionType, node: cst.FunctionDef, origin: Fu
     """A real Python function for ``node`` (plain Python, the original closure cells), whose
     source the compiler reads from ``node`` (registered as synthetic)."""
     free = [LIVE, REDIRECT, *[v for v in fn.__code__.co_freevars if v not in (LIVE, REDIRECT)]]
-    inner = cst.Module(body=[node]).code
+    inner = cst.Module(body=[node.visit(_NoDefaults())]).code  # (the caller sets __defaults__)
     maker = (f"def ___make({', '.join(free)}):\n"
              + "".join(f"    {line}\n" if line else "\n" for line in inner.splitlines())
              + f"    return {node.name.value}\n")
@@ -378,7 +394,14 @@ def plan_split(fn: types.FunctionType, origin: FunctionSource, index: int, cache
 
 
 def _read_live_handler(runtime: Any, *thunks: Callable[[], Any]) -> tuple:
-    return runtime.state(*thunks)
+    values = runtime.state(*thunks)
+    for value in values:
+        if lazy_reader(value):
+            raise GraphBreak(f"a {type(value).__name__} object is live across a graph break: it "
+                             "reads its container when it is consumed, which a compiled piece "
+                             "cannot hand over")
+    return values
+
 
 
 HANDLERS[read_live] = _read_live_handler

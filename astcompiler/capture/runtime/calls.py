@@ -21,7 +21,7 @@ from ...ops import REGISTRY
 from ...ops.ufunc_methods import lookup_bound_method
 from .. import objects
 from .conversions import CONVERSION_HANDLERS
-from ..lifting import BoundMethod, GuardedDict, GuardedList, NamespaceProxy, ObjectProxy
+from ..lifting import BoundMethod, Deferring, GuardedDict, GuardedList, NamespaceProxy, ObjectProxy
 from ..proxy import ArrayProxy
 from .regions import SymRange
 from ..state import HANDLERS
@@ -68,6 +68,8 @@ def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
     if isinstance(obj, ArrayProxy):
         runtime.tracer.refuse_ambiguous(obj)
         return type(obj.example)
+    if isinstance(obj, Deferring):  # a lifted list, dict or set: the user's own class
+        return obj.__class__
     if isinstance(obj, ObjectProxy):
         source = object.__getattribute__(obj, "_ac_source")
         if source is None:  # made inside the compiled code

@@ -112,12 +112,87 @@ def setitem_loop(emitter: LoopEmitter, node: Node) -> None:
         emitter.helpers.add(source)
         emitter.statement(f"{helper}({emitter.value(dst)}, {emitter.value(mask)}, {src})", node)
         return None
+    checked = store_check(dst, value)
+    if checked is not None:  # NumPy's scalar store: in the destination's bounds, or an error
+        emitter.helpers.add(checked[1])
+        src = f"{checked[0]}({src})"
     where = emitter.index(dst, index)
     if _array_into_view(dst, index, value):
         emitter.helpers.add(ASSIGN_CHECK)
         emitter.statement(f"_ac_assign_check({emitter.value(dst)}[{where}], {raw})", node)
     emitter.statement(f"{emitter.value(dst)}[{where}] = {src}", node)
     return None
+
+
+STORE_CHECK = """
+from astcompiler.lower.numba.runtime import StoreNaN, StoreOverflow
+
+
+@numba.njit(cache=True)
+def _ac_store_{dst}_{src}(v):
+    # NumPy's store of a scalar into a {dst} array: in its bounds, or NumPy's error
+{body}    return v
+"""
+
+_FLOAT_STORE = """    if v != v:
+        raise StoreNaN("cannot convert float NaN to integer")
+    if v == np.inf or v == -np.inf:
+        raise StoreOverflow("cannot convert float infinity to integer")
+    t = np.trunc(v)
+    if t < {low} or t > {high}:
+        raise StoreOverflow("Python integer " + str(np.int64(t)) + " out of bounds for {dst}")
+"""
+
+_INT_STORE = """    if v < {low} or v > {high}:
+        raise StoreOverflow("Python integer " + str(v) + " out of bounds for {dst}")
+"""
+
+
+_HUGE_STORE = """    if v > 9223372036854775807:
+        raise StoreOverflow("Python int too large to convert to C long")
+"""
+
+
+def store_check(dst: Any, value: Any) -> tuple[str, str] | None:
+    """``a[i] = v`` of a scalar ``v`` into an integer array whose range may not hold it: NumPy 2
+    converts a Python int (a loop index), and any scalar stored into a signed array (a wider
+    integer, a float, truncated), through a Python int and raises OverflowError out of bounds
+    (a NaN: ValueError), never wraps; a NumPy scalar into an unsigned array is cast (it wraps).
+    The checking helper's name and source, or None where every value fits."""
+    if not (isinstance(dst, Node) and dst.meta is not None
+            and np.dtype(dst.meta.dtype).kind in "iu"):
+        return None
+    target = np.dtype(dst.meta.dtype)
+    if isinstance(value, Node):
+        meta = value.meta
+        if meta is None or meta.ndim != 0:
+            return None
+        source = np.dtype(np.int64) if meta.pytype is int else (
+            np.dtype(np.float64) if meta.pytype is float else np.dtype(meta.dtype))
+    elif isinstance(value, (bool, np.bool_)):
+        return None
+    elif isinstance(value, (int, np.integer)):
+        info = np.iinfo(target)
+        if info.min <= int(value) <= info.max:
+            return None
+        source = np.dtype(np.int64)
+    elif isinstance(value, (float, np.floating)):
+        source = np.dtype(np.float64)
+    else:
+        return None
+    python_int = isinstance(value, (int, np.integer)) and not isinstance(value, Node) or (
+        isinstance(value, Node) and value.meta.pytype is int)
+    if source.kind not in "iuf" or (source.kind in "iu" and np.can_cast(source, target, "safe")):
+        return None
+    if target.kind == "u" and not python_int:
+        return None  # NumPy casts a NumPy scalar into an unsigned array (it wraps)
+    info = np.iinfo(target)
+    body = (_FLOAT_STORE if source.kind == "f" else _INT_STORE).format(
+        low=int(info.min), high=int(info.max), dst=target.name)
+    if source == np.dtype(np.uint64):  # (numba compares uint64 with a negative bound as floats)
+        body = _HUGE_STORE + body.replace(f"v < {int(info.min)} or ", "")
+    name = f"_ac_store_{target.name}_{source.name}"
+    return name, STORE_CHECK.format(dst=target.name, src=source.name, body=body)
 
 
 def _array_into_view(dst: Any, index: Any, value: Any) -> bool:

@@ -21,7 +21,8 @@ from .oprules_common import (NOT_MINE, LoopEmitter, NotLowerable, dtype_of, is_c
                              weak_int)
 from .region_ops import FITS
 from .scalar import (ScalarRule, UfuncRule, constant, float_select, helper_call, kernel_operand,
-                     operand_dtype, scalar_math_loop, type_name, unsigned)
+                     integer_division_loop, integer_power_loop, operand_dtype,
+                     scalar_math_loop, type_name, unsigned)
 from .vecmath import VecFunction
 
 # -- the vecmath function each ufunc uses in kernels (``NumbaRule.vecmath``; ``vecmath/``) -------
@@ -301,10 +302,34 @@ def ufunc_loop(emitter: LoopEmitter, node: Node) -> str:
     values = [weak_int_source(emitter, a, like, target) if weak_int(a) else
               emitter.value(a, like if not is_compare(target) else dtype_of(args)) for a in args]
     checked = scalar_math_loop(node, values)  # NumPy's integer scalar math: its overflow flag
+    if checked is None:
+        checked = integer_division_loop(node, values)  # exact at 0 and MIN // -1, no trap
+    if checked is None:
+        checked = integer_power_loop(node, values)  # exact, not through float64
+    if checked is None and _float_scalar_extremum(node):  # numba's keeps the first on ties
+        symbol = ">" if target == "maximum" else "<"
+        like = np.dtype(node.meta.dtype)
+        return f"{type_name(like)}({float_select(symbol, values[0], values[1])})"
+    if checked is None and _integer_array_power(node):
+        raise NotLowerable("integer power of arrays in loop code (numba's goes through float64)")
     if checked is not None:
         emitter.helpers.add(checked[1])
         return checked[0]
     return f"np.{target}({', '.join(values)})"
+
+
+def _float_scalar_extremum(node: Node) -> bool:
+    """``np.maximum``/``np.minimum`` of two float scalars (``m = np.maximum(m, x[i])``):
+    NumPy's gives the second on ties (``maximum(0.0, -0.0)`` is ``-0.0``) and propagates NaN."""
+    meta = node.meta
+    return node.target in ("maximum", "minimum") and meta is not None and meta.ndim == 0 \
+        and meta.pytype is None and np.dtype(meta.dtype).kind == "f" and len(node.args) == 2
+
+
+def _integer_array_power(node: Node) -> bool:
+    meta = node.meta
+    return node.target == "power" and meta is not None and meta.ndim > 0 \
+        and np.dtype(meta.dtype).kind in "iu"
 
 
 def weak_int_source(emitter: LoopEmitter, value: Node, like: np.dtype | None, target: str) -> str:

@@ -115,6 +115,10 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
         count = runtime.ZEROS.value if watches_zeros else 0
         try:
             results = kernel(*inputs, *constants)
+        except runtime.StoreOverflow as error:  # NumPy's own error, after NumPy's writes
+            raise OverflowError(str(error)) from None
+        except runtime.StoreNaN as error:
+            raise ValueError(str(error)) from None
         except (OverflowError, np.linalg.LinAlgError):  # LinAlgError: only where nothing mutates
             if mutates:  # inputs may be half-updated: running again would be wrong
                 raise OverflowError("a Python int in a compiled loop outgrew 64 bits after the "

@@ -28,6 +28,17 @@ import numpy as np
 from ..places import warn_at
 
 
+class StoreOverflow(OverflowError):
+    """Loop code's NumPy error for a scalar stored out of an integer array's bounds (the
+    structured runner raises it as NumPy's ``OverflowError``: no rerun, the writes before it
+    are NumPy's too)."""
+
+
+class StoreNaN(ValueError):
+    """Loop code's NumPy error for a NaN stored into an integer array (raised as NumPy's
+    ``ValueError``)."""
+
+
 @dataclass(frozen=True)
 class Layout:
     """A value computed inside a kernel: its shape and axis order (slowest axis first)."""
