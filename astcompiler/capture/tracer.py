@@ -270,6 +270,10 @@ class Tracer:
             out = out[0] if len(out) == 1 else out
         if op.kind != "creation" and not contains_proxy((args, kwargs)) and out is None:
             return self._fold(op, args, kwargs)
+        if op.identity_on_arrays is not None and args and isinstance(args[0], ArrayProxy) \
+                and not args[0].is_scalar and out is None \
+                and op.identity_on_arrays(args, kwargs):
+            return args[0]  # NumPy returns the array itself: ``np.asarray(x) is x``
         if python and out is None and _all_python(args, kwargs):
             scalar = self._python_scalar_op(op, args, kwargs)
             if scalar is not None:

@@ -332,8 +332,16 @@ def _asarray(data: Any, dtype: np.dtype | None = None, order: str = "K",
     return np.asarray(data, dtype=dtype, order=order, copy=copy)
 
 
+def _asarray_is_its_input(args: tuple, kwargs: dict) -> bool:
+    """``np.asarray(a)`` of an array of the same dtype, in any order but ``C``/``F``, without
+    ``copy=True``: NumPy returns ``a`` itself."""
+    dtype = kwargs.get("dtype")
+    return kwargs.get("order", "K") in ("K", "A") and kwargs.get("copy") is not True and (
+        dtype is None or np.dtype(dtype) == args[0].dtype)
+
+
 register("asarray", _asarray, kind="view", normalize=_asarray_normalize,
-         aliases=(np.asarray, np.asanyarray),
+         aliases=(np.asarray, np.asanyarray), identity_on_arrays=_asarray_is_its_input,
          doc="np.asarray(a, dtype): returns a itself when no conversion is needed "
              "(hence kind 'view': the result may alias its input)")
 

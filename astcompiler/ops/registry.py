@@ -122,6 +122,9 @@ class OpDef:
     may_raise: ArgsPredicate | None = None  # (args, kwargs) -> may raise (not an FP error) on
     # run-time values (an index out of bounds): kept when unused, as the plain call raises
     returns_input: ArgsPredicate | None = None  # (args, kwargs) -> may return its input itself
+    # (args, kwargs) -> on an array (not a NumPy scalar) it returns that very array, whatever
+    # its layout (``np.asarray(x)``): capture hands back the input's own value (``is`` holds)
+    identity_on_arrays: ArgsPredicate | None = None
     store: StoreRule | None = None  # a mutation writing one value into a view of its first arg
     tuple_output: bool = False  # returns a tuple of arrays
     python_scalar_output: bool = False  # returns a Python scalar (bool/int) for whole inputs

@@ -194,3 +194,26 @@ def test_a_partial_of_constants_still_compiles():
     add_one = functools.partial(np.add, 1.0)
     assert np.array_equal(compiled(x, add_one), scaled(x, add_one))
     assert not compiled.entries[0].is_eager
+
+
+# ----- identity of np.asarray, Python ints in kernels -----------------------------------------------
+def same_array(x):
+    y = np.asarray(x)
+    return np.asarray(x) is x, np.asanyarray(x) is x, "same" if y is x else "different", \
+        np.asarray(x, dtype=np.float32) is x
+
+
+def test_asarray_of_an_input_array_is_the_array_itself():
+    plain, compiled, _, _ = both(same_array, np.arange(3.0))
+    assert plain == compiled == (True, True, "same", False)
+
+
+def power_sum(n):
+    return np.zeros(2).sum() + n ** 5
+
+
+def test_python_int_arithmetic_beside_a_kernel_keeps_pythons_precision():
+    compiled = ac.compile(power_sum)
+    for n in (2, 3, 40000, 10 ** 6):  # the third call is dynamic: n ** 5 outgrows int64
+        want, got = power_sum(n), compiled(n)
+        assert type(got) is type(want) and got == want

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...config import config
 from ...graph import Graph
+from ...ops import REGISTRY
 from ..base import CompiledGraph, RunFallback
 from .rebuild import WrapperRebuild
 
@@ -154,7 +155,18 @@ def _kernel_accepts(node: Any, rule: Any) -> bool:
     from .sum_orders import numpy_faster_sum, numpy_sum_order
 
     return not keeps_numpy_loop(node, rule) and not numpy_sum_order(node, rule) \
-        and not numpy_faster_sum(node, rule) and rule_compiles(node, rule)
+        and not numpy_faster_sum(node, rule) and not _may_outgrow_int64(node) \
+        and rule_compiles(node, rule)
+
+
+def _may_outgrow_int64(node: Any) -> bool:
+    """A Python int result (``n ** 5`` of a dynamic int) of an op whose 64-bit arithmetic is
+    not Python's (``OpDef.python_int``): the wrapper computes it with Python's ints."""
+    meta = node.meta
+    if meta is None or meta.pytype is not int:
+        return False
+    op = REGISTRY.ops.get(node.target)
+    return op is None or op.python_int != "exact"
 
 
 def _not_structured(graph: Graph) -> tuple[None, str]:

@@ -20,9 +20,9 @@ from ...ops import REGISTRY
 from .oprules_common import (NOT_MINE, LoopEmitter, NotLowerable, dtype_of, is_compare,
                              weak_int)
 from .region_ops import FITS
-from .scalar import (ScalarRule, UfuncRule, constant, float_select, helper_call, kernel_operand,
-                     integer_division_loop, integer_power_loop, operand_dtype,
-                     scalar_math_loop, type_name, unsigned)
+from .scalar import (ScalarRule, UfuncRule, constant, float_select, helper_call, helper_source,
+                     kernel_dtype, kernel_operand, operand_dtype, scalar_math_loop, type_name,
+                     unsigned)
 from .vecmath import VecFunction
 
 # -- the vecmath function each ufunc uses in kernels (``NumbaRule.vecmath``; ``vecmath/``) -------
@@ -316,6 +316,47 @@ def ufunc_loop(emitter: LoopEmitter, node: Node) -> str:
         emitter.helpers.add(checked[1])
         return checked[0]
     return f"np.{target}({', '.join(values)})"
+
+
+_DIVISIONS = {"floor_divide": "floordiv", "remainder": "remainder", "fmod": "fmod"}
+
+
+def integer_division_loop(node: Node, operands: list[str]) -> tuple[str, str] | None:
+    """Loop code of an integer ``//``, ``%`` or ``fmod`` on NumPy scalars (``a[i] % b[i]``):
+    the kernels' exact helper (``x // 0`` and ``x % 0`` are 0 and raise NumPy's divide flag,
+    ``MIN // -1`` wraps raising its overflow flag, ``MIN % -1`` is 0), never numba's
+    ``np.remainder``, whose ``MIN % -1`` is a hardware trap (SIGFPE: the process dies).
+    Returns (the call, the helper's module source), or None for other nodes."""
+    stem = _DIVISIONS.get(node.target)
+    meta = node.meta
+    if stem is None or meta is None or meta.ndim != 0 or np.dtype(meta.dtype).kind not in "iu" \
+            or not kernel_dtype(meta.dtype):
+        return None
+    dtype = np.dtype(meta.dtype)
+    if dtype.kind == "u" and stem == "fmod":
+        stem = "remainder"  # (unsigned: they agree)
+    key = f"{stem}_{'int' if dtype.kind == 'i' else 'uint'}:{dtype.name}"
+    source = ("\nfrom astcompiler.lower.numba.runtime import fp_divide_by_zero, fp_overflow\n\n\n"
+              f"@numba.njit(cache=True, error_model=\"numpy\")\n{helper_source(key)}")
+    T = type_name(dtype)
+    return f"{helper_call(key)}({', '.join(f'{T}({v})' for v in operands)})", source
+
+
+def integer_power_loop(node: Node, operands: list[str]) -> tuple[str, str] | None:
+    """Loop code of an integer ``**`` on NumPy scalars (``x[i] ** e[i]``): exact by squaring,
+    wrapping like NumPy (numba's ``np.power`` of ints goes through float64: ``3 ** 39`` off by
+    11), a negative exponent raising NumPy's ValueError. None for other nodes."""
+    meta = node.meta
+    if node.target != "power" or meta is None or meta.ndim != 0 \
+            or np.dtype(meta.dtype).kind not in "iu" or not kernel_dtype(meta.dtype):
+        return None
+    dtype = np.dtype(meta.dtype)
+    key = f"power_checked_int:{dtype.name}"
+    decorator = "@numba.njit(cache=True, error_model=\"numpy\")\n"
+    source = (f"\n\n{decorator}{helper_source(f'power_int:{dtype.name}')}\n\n"
+              f"{decorator}{helper_source(key)}")
+    T = type_name(dtype)
+    return f"{helper_call(key)}({', '.join(f'{T}({v})' for v in operands)})", source
 
 
 def _float_scalar_extremum(node: Node) -> bool:
