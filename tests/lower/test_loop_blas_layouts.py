@@ -10,6 +10,8 @@ Compared bit for bit with the plain call; trip counts above ``unroll_limit`` kee
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -48,3 +50,21 @@ def test_a_matrix_vector_product_in_a_loop_is_numpys_on_every_layout(fn):
         code = compiled.entries[-1].output_code
     assert "one structured numba function" in code
     assert "flags.c_contiguous" in code and "as NumPy calls BLAS on these layouts" in code
+
+
+def _power_iteration(a, x, n):
+    for _ in range(n):
+        x = a @ x
+        x = x / np.sqrt(x @ x)  # the same operand twice: the NumPy step takes it once
+    return x
+
+
+def test_a_product_of_an_operand_with_itself_stays_one_structured_function():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((6, 6))
+    compiled = ac.compile(_power_iteration)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "could not compile the structured kernel" warning
+        for layout, m in _layouts(a).items():
+            assert_same_bits(compiled(m, np.ones(6), 70), _power_iteration(m, np.ones(6), 70))
+    assert "one structured numba function" in compiled.entries[-1].output_code

@@ -44,7 +44,7 @@ def contraction_loop(emitter: LoopEmitter, node: Node) -> str:
             # NumPy's BLAS call (and its routine, its order) follows the operands' layouts:
             # numba's np.dot on C-contiguous operands is that call; other layouts run NumPy
             return (f"({blas} if {x}.flags.c_contiguous and {y}.flags.c_contiguous "
-                    f"else {exact}({x}, {y}))")
+                    f"else {exact})")
         return blas
     if ndims == (2, 2) and result.kind in "fc" and not _small_matmul(a, b):
         # our loops run at a third of BLAS's speed there: a host loop calls NumPy instead
@@ -59,18 +59,19 @@ def contraction_loop(emitter: LoopEmitter, node: Node) -> str:
 
 def numpy_contraction(emitter: LoopEmitter, node: Node) -> str | None:
     """A NumPy step computing ``node`` (``loop_numpy.step_source``: an ``objmode`` block),
-    added to the module's helpers; its name, or None where the step has no source."""
+    added to the module's helpers; its call, or None where the step has no source."""
     from .loop_numpy import NUMPY_STEP, step_source  # (loop_numpy imports the kernel writer)
     a, b = node.args[:2]
     if not (isinstance(a, Node) and isinstance(b, Node)):
         return None
+    operands = [a] if a is b else [a, b]  # (``x @ x``: the step takes x once)
     name = f"_ac_numpy_{node.name}_{len(emitter.helpers)}"
-    source = step_source(name, [a, b], [node], [], [node], True,
+    source = step_source(name, operands, [node], [], [node], True,
                          f"{node.target} as NumPy calls BLAS on these layouts")
     if source is None:
         return None
     emitter.helpers.update({NUMPY_STEP, source})
-    return name
+    return f"{name}({', '.join(emitter.value(v) for v in operands)})"
 
 
 def _small_matmul(a: Any, b: Any, limit: int = 32 ** 3) -> bool:
