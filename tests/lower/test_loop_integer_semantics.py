@@ -33,6 +33,8 @@ def run_both(fn, *args):
 
 
 def _bits(value):
+    if isinstance(value, tuple):
+        return tuple(_bits(v) for v in value)
     if isinstance(value, np.ndarray):
         return value.dtype.str, value.shape, value.tobytes()
     if isinstance(value, np.generic):
@@ -159,3 +161,22 @@ def test_scalar_maximum_and_minimum_keep_numpys_zero(first):
     for op in (np.maximum, np.minimum):
         plain, compiled = run_both(carried(op), x, x)
         assert compiled == plain
+
+
+def chained_solves(a, b, n):
+    x = b
+    for _ in range(n):
+        x = np.linalg.solve(a, x) + b
+    return x, np.linalg.inv(a) @ x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.float64])
+def test_single_precision_linalg_in_loops_is_computed_in_double_like_numpy(dtype):
+    """numpy.linalg solves float32 (complex64) systems in double and rounds once, and inverts
+    by gesv against the identity; numba's bindings call the single-precision routine (1-2 ulp
+    apart after two solves) and invert with getri (other bits in float64 too)."""
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((20, 20)) + 20 * np.eye(20)).astype(dtype)
+    b = rng.standard_normal(20).astype(dtype)
+    plain, compiled = run_both(chained_solves, a, b, 70)
+    assert compiled == plain

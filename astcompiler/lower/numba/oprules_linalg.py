@@ -102,7 +102,8 @@ def ufunc_outer_loop(emitter: LoopEmitter, node: Node) -> str:
 
 
 def lapack(function: str) -> Any:
-    """``np.linalg.solve``/``inv`` (``function``) through numba's LAPACK bindings (SciPy). Its
+    """``np.linalg.solve``/``inv`` (``function``) through numba's LAPACK bindings (SciPy), in
+    NumPy's precision (float32 and complex64 computed in double, as ``numpy.linalg`` does). Its
     LinAlgError messages differ from NumPy's (and it rejects NaN input NumPy accepts): the graph
     then reruns with NumPy, so only a graph that writes to no array may hold them."""
     def rule(emitter: LoopEmitter, node: Node) -> str:
@@ -116,11 +117,19 @@ def lapack(function: str) -> Any:
         if ndims[0] != 2 or (len(ndims) == 2 and ndims[1] not in (1, 2)) \
                 or result.kind not in "fc" or result.itemsize < 4:
             raise NotLowerable(f"{target} of {ndims}-d arrays of {result.name}")
+        # NumPy's linalg computes single precision in double and rounds the result once
+        compute = np.dtype(np.float64 if result.kind == "f" else np.complex128)
         operands = ", ".join(
-            f"np.ascontiguousarray({emitter.value(a)})" if dtype_of((a,)) == result else
-            f"np.ascontiguousarray({emitter.value(a)}).astype({type_name(result)})"
+            f"np.ascontiguousarray({emitter.value(a)})" if dtype_of((a,)) == compute else
+            f"np.ascontiguousarray({emitter.value(a)}).astype({type_name(compute)})"
             for a in node.args)
         call = f"{function}({operands})"
+        if function == "np.linalg.inv":  # NumPy's inv is gesv against the identity (numba: getri)
+            a = f"np.ascontiguousarray({emitter.value(node.args[0])})"
+            call = (f"np.linalg.solve({operands}, np.eye({a}.shape[0], "
+                    f"dtype={type_name(compute)}))")
+        if compute != result:
+            call = f"{call}.astype({type_name(result)})"
         return f"np.ascontiguousarray({call})" if node.meta.ndim == 2 else call  # LAPACK: F order
     return rule
 
