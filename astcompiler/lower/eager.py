@@ -89,8 +89,11 @@ def interpret(graph: Graph, inputs: tuple, call_original: bool = True) -> tuple:
             kwargs = map_nodes(node.kwargs, lookup)
             try:
                 env[node] = _evaluate(node, args, kwargs)
-            except Exception:
+            except Exception as error:
                 _store_before_raising(node, args, kwargs, lookup)
+                # NumPy's own error on the call's values, after the plain call's warnings and
+                # writes: raised as it is (running the original again would repeat them)
+                error.__ac_exact__ = True  # type: ignore[attr-defined]
                 raise
         elif node.op == "region":
             env[node] = run_region(node, [map_nodes(a, lookup) for a in node.args], call_original)

@@ -267,6 +267,12 @@ class RunCode:
     plain: bool
 
 
+# a compiled call that ran the graph with NumPy and met NumPy's own error (``eager.interpret``
+# marks it) raises it: the original would repeat the warnings and writes before it
+_EXACT_RERAISE = ("            if getattr(___error, '__ac_exact__', False):  # NumPy's "
+                  "error, after its warnings\n                raise\n")
+
+
 def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, original: Callable,
               title: str, cache_dir: str) -> RunCode:
     """Generate the entry's run function (fetch inputs from their sources, call the compiled
@@ -296,6 +302,7 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
     if _repeatable(capture.graph):
         call = (f"        try:\n            ___out = ___compiled({inputs})\n"
                 f"        except Exception as ___error:  # the original: its effects, its error\n"
+                f"{_EXACT_RERAISE}"
                 f"            ___note(___error)\n"
                 f"            return ___original({_forward_call(signature_of(original))})\n")
     elif capture.side_effects and (written := written_inputs(capture.graph)) is not None:
@@ -304,6 +311,7 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
         call = _restoring_call(inputs, capture, written, original) if written else (
             f"        try:\n            ___out = ___compiled({inputs})\n"
             f"        except Exception as ___error:  # the original: its effects, its error\n"
+            f"{_EXACT_RERAISE}"
             f"            ___note(___error)\n"
             f"            return ___original({_forward_call(signature_of(original))})\n")
     else:

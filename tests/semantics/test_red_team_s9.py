@@ -217,3 +217,31 @@ def test_python_int_arithmetic_beside_a_kernel_keeps_pythons_precision():
     for n in (2, 3, 40000, 10 ** 6):  # the third call is dynamic: n ** 5 outgrows int64
         want, got = power_sum(n), compiled(n)
         assert type(got) is type(want) and got == want
+
+
+# ----- warnings before NumPy's error are not repeated -----------------------------------------------
+def ratio(a, b):
+    return a / b + 1.0
+
+
+def ratio_loop(a, b, n):
+    for _ in range(n):
+        a = a / b + 1.0
+    return a
+
+
+@pytest.mark.parametrize("fn, extra", [(ratio, ()), (ratio_loop, (70,)), (ratio_loop, (3,))])
+def test_a_warning_before_an_errstate_error_comes_once(fn, extra):
+    """``0/0`` and ``1/0`` in one divide: NumPy warns "divide by zero", then raises "invalid";
+    the compiled call reran the graph with NumPy and then the original (two warnings)."""
+    import warnings
+    compiled = ac.compile(fn)
+    compiled(np.ones(2), np.ones(2), *extra)
+    seen = []
+    for f in (fn, compiled):
+        with warnings.catch_warnings(record=True) as caught, np.errstate(invalid="raise"):
+            warnings.simplefilter("always")
+            with pytest.raises(FloatingPointError, match="invalid value encountered in divide"):
+                f(np.array([0.0, 1.0]), np.zeros(2), *extra)
+        seen.append([(w.category, str(w.message), w.lineno) for w in caught])
+    assert seen[0] == seen[1] and len(seen[0]) == 1
