@@ -255,7 +255,9 @@ class _NoDefaults(cst.CSTTransformer):
     original's ``__defaults__`` and ``__kwdefaults__`` instead."""
 
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
-        return updated if updated.default is None else updated.with_changes(default=cst.Name("None"))
+        if updated.default is None:
+            return updated
+        return updated.with_changes(default=cst.Name("None"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:  # (nested functions keep theirs)
         return self._outer is None and not setattr(self, "_outer", node)

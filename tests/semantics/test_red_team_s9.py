@@ -68,7 +68,7 @@ def test_an_array_is_unhashable_as_in_numpy():
         ac.compile(keyed_by_array)(x)
 
 
-# ----- type() of lifted containers ----------------------------------------------------------------
+# ----- type() of lifted containers ---------------------------------------------------------------
 def by_type(x, items, options):
     scale = len(items) if type(items) is list else 1
     name = type(options).__name__
@@ -82,7 +82,7 @@ def test_type_of_a_list_or_dict_argument_is_the_users_class():
     assert compiled[1:] == ("OrderedDict", True, "list")
 
 
-# ----- contents of container subclasses (C methods): guarded, mutations recorded ------------------
+# ----- contents of container subclasses (C methods): guarded, mutations recorded -----------------
 class Registry(dict):
     pass
 
@@ -140,7 +140,7 @@ def test_a_defaultdict_made_before_a_break(capsys):
     assert plain == compiled == ({1: [5], 5: []}, True)
 
 
-# ----- objects that read their container later -----------------------------------------------------
+# ----- objects that read their container later ---------------------------------------------------
 def live_iterator(items):
     it = iter(items)
     print("a graph break")
@@ -196,7 +196,7 @@ def test_a_partial_of_constants_still_compiles():
     assert not compiled.entries[0].is_eager
 
 
-# ----- identity of np.asarray, Python ints in kernels -----------------------------------------------
+# ----- identity of np.asarray, Python ints in kernels --------------------------------------------
 def same_array(x):
     y = np.asarray(x)
     return np.asarray(x) is x, np.asanyarray(x) is x, "same" if y is x else "different", \
@@ -219,7 +219,7 @@ def test_python_int_arithmetic_beside_a_kernel_keeps_pythons_precision():
         assert type(got) is type(want) and got == want
 
 
-# ----- warnings before NumPy's error are not repeated -----------------------------------------------
+# ----- warnings before NumPy's error are not repeated --------------------------------------------
 def ratio(a, b):
     return a / b + 1.0
 

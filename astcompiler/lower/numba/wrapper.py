@@ -26,7 +26,8 @@ from ..base import PasteTemplate
 from ..places import literal_place
 from .cpu import KernelCode, Namer
 from .flat_sums import exact_sum_test
-from .transposed import SUFFIX as TWIN_SUFFIX, TransposedTwin, f_ordered_test, transposed_twin, twin_arguments
+from .transposed import SUFFIX as TWIN_SUFFIX
+from .transposed import TransposedTwin, f_ordered_test, transposed_twin, twin_arguments
 from .oprules_common import reads_index, stores_index
 from .optable import numba_rule, zero_rerun
 from .scalar import python_int_bounds, raises_flags, type_name
