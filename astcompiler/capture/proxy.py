@@ -272,6 +272,8 @@ def _power_operator(self: ArrayProxy, other: Any, inplace: bool) -> Any:
 
 ArrayProxy.__pow__ = lambda self, other: _power_operator(self, other, False)
 ArrayProxy.__ipow__ = lambda self, other: _power_operator(self, other, True)
+
+
 def _hash(proxy: ArrayProxy) -> int:
     """``hash()`` of a traced value (a dict key, ``in`` a set or dict): an array is unhashable
     as NumPy's is; a NumPy scalar or a Python number from the data hashes by a value capture
@@ -280,6 +282,3 @@ def _hash(proxy: ArrayProxy) -> int:
     if meta is not None and meta.pytype is None and not meta.scalar:
         raise TypeError("unhashable type: 'numpy.ndarray'")
     raise _data_dependent("hashing a traced value (a dict key, `in` a set or a dict)")
-
-
-ArrayProxy.__hash__ = lambda self: _hash(self)  # defining __eq__ removed it
