@@ -329,8 +329,8 @@ def integer_division_loop(node: Node, operands: list[str]) -> tuple[str, str] | 
     Returns (the call, the helper's module source), or None for other nodes."""
     stem = _DIVISIONS.get(node.target)
     meta = node.meta
-    if stem is None or meta is None or meta.ndim != 0 or np.dtype(meta.dtype).kind not in "iu" \
-            or not kernel_dtype(meta.dtype):
+    if stem is None or meta is None or meta.ndim != 0 or meta.pytype is not None \
+            or np.dtype(meta.dtype).kind not in "iu" or not kernel_dtype(meta.dtype):
         return None
     dtype = np.dtype(meta.dtype)
     if dtype.kind == "u" and stem == "fmod":
@@ -347,7 +347,7 @@ def integer_power_loop(node: Node, operands: list[str]) -> tuple[str, str] | Non
     wrapping like NumPy (numba's ``np.power`` of ints goes through float64: ``3 ** 39`` off by
     11), a negative exponent raising NumPy's ValueError. None for other nodes."""
     meta = node.meta
-    if node.target != "power" or meta is None or meta.ndim != 0 \
+    if node.target != "power" or meta is None or meta.ndim != 0 or meta.pytype is not None \
             or np.dtype(meta.dtype).kind not in "iu" or not kernel_dtype(meta.dtype):
         return None
     dtype = np.dtype(meta.dtype)
