@@ -318,7 +318,8 @@ CREATION = [
     OpInfo("tri", lambda x: np.tri(x.shape[-2], x.shape[-1]) * x, s_matrix),
     OpInfo("array", lambda x: np.array([1.0, 2.0, 3.0, 4.0]) * x, s_matrix),
     OpInfo("array of arrays", lambda x: np.array([x, x + x]), s_unary, op="array"),
-    OpInfo("asarray", lambda x: np.asarray(x, dtype=np.float64) + 1, s_unary),
+    # (a conversion: np.asarray of the same dtype is x itself, no node)
+    OpInfo("asarray", lambda x: np.asarray(x, dtype=np.complex128) + 1, s_unary),
     OpInfo("ascontiguousarray", lambda x: np.ascontiguousarray(x), s_unary),
     OpInfo("constant", lambda x: np.asarray([1.0, 2.0, 3.0, 4.0]) * x, s_matrix),
 ]
