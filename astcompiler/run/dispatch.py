@@ -88,6 +88,9 @@ class Parameters:
         defaults = len(fn.__defaults__ or ())
         self.defaulted = list((self.posonly + self.positional)[count - defaults:]) \
             + [n for n in self.kwonly if n in (fn.__kwdefaults__ or {})]
+        # and required keyword-only ones: left out, the generic method raises Python's error
+        # (which names a surplus positional argument first, as Python checks it first)
+        self.unset = self.defaulted + [n for n in self.kwonly if n not in self.defaulted]
 
     def names(self) -> list[str]:
         return [*self.posonly, *self.positional, *self.kwonly,
@@ -109,7 +112,7 @@ class Parameters:
         """``___me`` and the user's parameters, with ``*___more`` where there is no ``*args``;
         a parameter with a default defaults to ``___UNSET``."""
         def param(name: str) -> str:
-            return f"{name}=___UNSET" if name in self.defaulted else name
+            return f"{name}=___UNSET" if name in self.unset else name
 
         parts = ["___me", *map(param, self.posonly)] + (["/"] if self.posonly else [])
         parts += [*map(param, self.positional), f"*{self.extra}", *map(param, self.kwonly)]
@@ -432,7 +435,7 @@ def dispatch_source(fn: types.FunctionType, count: int,
         return None
     call = params.call_args()
     name = fn.__name__ if fn.__name__.isidentifier() else "dispatch"
-    tests = ([] if params.varargs else ["___more"]) + [f"{n} is ___UNSET" for n in params.defaulted]
+    tests = ([] if params.varargs else ["___more"]) + [f"{n} is ___UNSET" for n in params.unset]
     inline = list(inline) + [None] * (count - len(inline))
     constants = [c for entry in inline if entry is not None for c in entry.constants]
     lines = [f"def ___make_dispatch(___ever, ___stance, ___DEFAULT, ___MISS, ___UNSET, ___split, "

@@ -245,3 +245,22 @@ def test_a_warning_before_an_errstate_error_comes_once(fn, extra):
                 f(np.array([0.0, 1.0]), np.zeros(2), *extra)
         seen.append([(w.category, str(w.message), w.lineno) for w in caught])
     assert seen[0] == seen[1] and len(seen[0]) == 1
+
+
+# ----- Python's TypeError for a bad call of a compiled function --------------------------------------
+def keyword_only(x, *, k, m=2):
+    return x * k + m
+
+
+@pytest.mark.parametrize("args, kwargs", [((np.ones(2), 3), {}), ((np.ones(2),), {}),
+                                          ((np.ones(2),), {"k": 1, "z": 2}),
+                                          ((np.ones(2), 3), {"k": 1})])
+def test_bad_calls_raise_pythons_type_error(args, kwargs):
+    compiled = ac.compile(keyword_only)
+    compiled(np.ones(2), k=1)  # an entry (and its dispatch) exists
+    messages = []
+    for fn in (keyword_only, compiled):
+        with pytest.raises(TypeError) as caught:
+            fn(*args, **kwargs)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
