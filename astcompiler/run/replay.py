@@ -267,8 +267,9 @@ class RunCode:
     plain: bool
 
 
-# a compiled call that ran the graph with NumPy and met NumPy's own error (``eager.interpret``
-# marks it) raises it: the original would repeat the warnings and writes before it
+# a compiled call without Python side effects to replay that ran the graph with NumPy and met
+# NumPy's own error (``eager.interpret`` marks it) raises it: the original would repeat the
+# warnings and writes before it
 _EXACT_RERAISE = ("            if getattr(___error, '__ac_exact__', False):  # NumPy's "
                   "error, after its warnings\n                raise\n")
 
@@ -295,6 +296,7 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
     reads = getattr(guard, "reads", {})
     refs = capture.refs
     replay_lines = _replay_lines(capture.side_effects, consts, refs)
+    reraise = "" if replay_lines else _EXACT_RERAISE  # (effects replayed after: the original)
     result = _output_expr(capture.output_spec, consts)
     fetch = "".join(f"        {var} = {expr}\n" for expr, var in refs.items())
     replay = "".join(f"        {line}\n" for line in replay_lines)
@@ -302,7 +304,7 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
     if _repeatable(capture.graph):
         call = (f"        try:\n            ___out = ___compiled({inputs})\n"
                 f"        except Exception as ___error:  # the original: its effects, its error\n"
-                f"{_EXACT_RERAISE}"
+                f"{reraise}"
                 f"            ___note(___error)\n"
                 f"            return ___original({_forward_call(signature_of(original))})\n")
     elif capture.side_effects and (written := written_inputs(capture.graph)) is not None:
@@ -311,7 +313,7 @@ def build_run(capture: Capture, compiled: Callable, guard: GuardFunction, origin
         call = _restoring_call(inputs, capture, written, original) if written else (
             f"        try:\n            ___out = ___compiled({inputs})\n"
             f"        except Exception as ___error:  # the original: its effects, its error\n"
-            f"{_EXACT_RERAISE}"
+            f"{reraise}"
             f"            ___note(___error)\n"
             f"            return ___original({_forward_call(signature_of(original))})\n")
     else:
