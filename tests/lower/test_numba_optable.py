@@ -170,7 +170,7 @@ def test_matmul_in_loop_code(monkeypatch):
     text, helpers = _source(graph, floats)  # numba's BLAS call on C operands, else NumPy's
     step = f"_ac_numpy_{floats.name}_0"
     assert text == ("(np.dot(np.ascontiguousarray(A), np.ascontiguousarray(A)) if "
-                    f"A.flags.c_contiguous and A.flags.c_contiguous else {step}(A, A))")
+                    f"A.flags.c_contiguous and A.flags.c_contiguous else {step}(A))")  # A once
     assert f"{step}_numpy" in helpers  # (the first def of its source: the NumPy call)
     assert _source(graph, ints) == (
         "_ac_matmul(B, B, np.zeros((B.shape[0], B.shape[1]), np.int32))", ["_ac_dot"])
