@@ -6,12 +6,11 @@ bounds wrapped, and a scalar ``np.maximum`` kept the first of two equal zeros.""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import astcompiler as ac
+from tests.helpers import outcome
 
 N = 100
 
@@ -21,14 +20,9 @@ def run_both(fn, *args):
     outcomes = []
     for f in (fn, ac.compile(fn)):
         inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            try:
-                result = f(*inputs)
-            except Exception as error:  # noqa: BLE001 - the exception is the observable
-                result = (type(error), str(error))
-        outcomes.append((_bits(result), [_bits(a) for a in inputs],
-                         sorted({(w.category, str(w.message)) for w in seen})))
+        value, error, warned = outcome(f, inputs)
+        outcomes.append((_bits(value) if error is None else error,
+                         [_bits(a) for a in inputs], sorted(set(warned))))
     return outcomes
 
 
