@@ -14,6 +14,11 @@ the function binds are provably not read after it:
   or an unconditional assignment ``v = ...`` precedes the loop in the enclosing loop's body;
 * the function never calls ``locals``/``vars``/``eval``/``exec``/``dir`` (they read every name).
 
+``dead_after_if(branch, names)`` says the same of an ``if`` statement's variables: those read
+only in ``for`` loops of its branches that bind them as their target (an inner loop's index),
+or never read at all. A branch on array data may leave such a variable unbound or of another
+type in one branch; nothing sees it.
+
 Anything else counts as live: after such a loop the capture lets the value only be stored into
 an array (``capture/runtime/regions.py``), and any other use of it is a graph break.
 """
@@ -237,3 +242,44 @@ class Liveness:
         return tuple(n for n in names if n not in declared and counts[n] == inside[n]
                      and (_assigned_first(loop, n)
                           or _fresh_each_iteration(loop, n, self.parents)))
+
+    def dead_after_if(self, branch: cst.If, names: Sequence[str]) -> tuple[str, ...]:
+        """Those of ``names`` (bound in ``branch``) whose value after the ``if`` nothing reads:
+        read only in the bodies of ``for`` loops inside it that bind them first, or not at all."""
+        if self.reads_all:
+            return ()
+        parts = [branch.body] + ([branch.orelse] if branch.orelse is not None else [])
+        inside: Counter[str] = Counter()
+        for part in parts:
+            reads = _DirectReads()
+            part.visit(reads)
+            inside += reads.counts
+        counts, declared = self.reads.counts, self.reads.declared
+        return tuple(n for n in names if n not in declared and counts[n] == inside[n]
+                     and inside[n] == self._reads_in_binding_loops(branch, n))
+
+    @staticmethod
+    def _reads_in_binding_loops(branch: cst.If, name: str) -> int:
+        """Reads of ``name`` in the bodies of the outermost ``for`` loops inside ``branch``
+        whose target binds it (each body run reads the loop's own value). ``branch`` may be
+        a statement the rewrite made (the guard after a ``continue``): its own tree is walked."""
+        finder = _BindingLoops(name)
+        for part in (branch.body, branch.orelse):
+            if part is not None:
+                part.visit(finder)
+        return sum(_loop_reads(loop)[name] for loop in finder.loops)
+
+
+class _BindingLoops(SkipNestedScopes):
+    """The outermost ``for`` loops whose target binds one name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.loops: list[cst.For] = []
+
+    def visit_For(self, node: cst.For) -> bool:
+        if self.name in _target_names(node.target):
+            self.loops.append(node)
+            return False
+        return True

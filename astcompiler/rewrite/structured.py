@@ -320,10 +320,16 @@ def _runtime_stmt(name: str, args: Sequence[cst.BaseExpression | cst.Arg],
     return _line([cst.Expr(call)], tag)
 
 
-def _dead_arg(node: cst.For | cst.While, names: Sequence[str], fn: "_Function") -> list[cst.Arg]:
-    """``dead=(...)``: the state variables nothing reads after the loop (see liveness.py)."""
+def _dead_arg(node: cst.For | cst.While | cst.If, names: Sequence[str],
+              fn: "_Function") -> list[cst.Arg]:
+    """``dead=(...)``: the state variables nothing reads after the statement (liveness.py)."""
     user = [n for n in names if not n.startswith("__ac_")]  # the compiler's flags: not needed
-    dead = fn.liveness.dead_after(node, user) if fn.liveness is not None else ()
+    if fn.liveness is None:
+        return []
+    if isinstance(node, cst.If):
+        dead = fn.liveness.dead_after_if(node, user)
+    else:
+        dead = fn.liveness.dead_after(node, user)
     if not dead:
         return []
     tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
@@ -478,7 +484,8 @@ class StructuredControlFlow:
         state_defs, getter, setter = _state_functions(f"if_{line}", names, tag)
         out += state_defs
         out.append(_runtime_stmt("if_stmt", [node.test, cst.Name(f"if_true_{line}"), false_ref,
-                                             getter, setter, _names_tuple(names)], tag))
+                                             getter, setter, _names_tuple(names),
+                                             *_dead_arg(node, names, fn)], tag))
         return out
 
     def _loop_flags(self, node: cst.For | cst.While, fn: _Function, line: str) -> tuple[_Loop, list[str]]:
@@ -490,6 +497,12 @@ class StructuredControlFlow:
 
     def _extra_test(self, stop_flags: list[str]) -> cst.BaseExpression:
         return thunk(_not_any(stop_flags)) if stop_flags else cst.Name("None")
+
+    def _flags_before_loop(self, loop: _Loop, tag) -> list[cst.BaseStatement]:
+        """The loop's jump flags start False before it: bound there, they belong to the
+        function holding the loop (a loop nested in another region gets fresh flags each time
+        the outer body runs, never a value left from an earlier capture pass)."""
+        return [_assign(flag, cst.Name("False"), tag) for flag in (loop.brk, loop.cont) if flag]
 
     def _loop_tail(self, node: cst.For | cst.While, loop: _Loop, fn: _Function
                    ) -> list[cst.BaseStatement]:
@@ -517,9 +530,7 @@ class StructuredControlFlow:
         if loop.cont:
             body.append(_assign(loop.cont, cst.Name("False"), tag))
         body += self._block(_statements(node.body), fn, loop)
-        out: list[cst.BaseStatement] = []
-        if loop.brk:
-            out.append(_assign(loop.brk, cst.Name("False"), tag))
+        out = self._flags_before_loop(loop, tag)
         out.append(_def(f"for_body_{line}", [item], body, tag))
         state_defs, getter, setter = _state_functions(f"for_{line}", names, tag)
         out += state_defs
@@ -544,9 +555,7 @@ class StructuredControlFlow:
         if loop.cont:
             body.append(_assign(loop.cont, cst.Name("False"), tag))
         body += self._block(_statements(node.body), fn, loop)
-        out: list[cst.BaseStatement] = []
-        if loop.brk:
-            out.append(_assign(loop.brk, cst.Name("False"), tag))
+        out = self._flags_before_loop(loop, tag)
         out.append(_def(f"while_test_{line}", [], [*_nonlocal(tested, tag),
                                                    _line([cst.Return(node.test)], tag)], tag))
         out.append(_def(f"while_body_{line}", [], body, tag))

@@ -466,10 +466,11 @@ class Runtime:
                     set_state(state)  # the rest of the loop runs in Python
 
     def if_stmt(self, condition: Any, true_fn: Callable[[], None], false_fn: Any,
-                get_state: Any, set_state: Any, names: tuple) -> None:
-        """An ``if`` statement: decided at capture when static, a branch region on array data."""
+                get_state: Any, set_state: Any, names: tuple, dead: tuple = ()) -> None:
+        """An ``if`` statement: decided at capture when static, a branch region on array data.
+        ``dead``: state variables nothing reads after it (rewrite/liveness.py)."""
         if self._is_traced(condition):
-            if_region(self, condition, true_fn, false_fn, get_state, set_state, names)
+            if_region(self, condition, true_fn, false_fn, get_state, set_state, names, dead)
         elif self.truth(condition):
             true_fn()
         elif false_fn is not None:

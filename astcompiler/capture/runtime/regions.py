@@ -517,10 +517,14 @@ def while_region(runtime: "Runtime", test: Callable[[], Any], body: Callable[[],
 
 def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], None],
               false_fn: Callable[[], None] | None, get_state: Callable[[], tuple] | None,
-              set_state: Callable[[tuple], None] | None, names: Sequence[str]) -> None:
-    """``if cond:`` on array data: both branches become subgraphs with the same outputs."""
+              set_state: Callable[[tuple], None] | None, names: Sequence[str],
+              dead: Sequence[str] = ()) -> None:
+    """``if cond:`` on array data: both branches become subgraphs with the same outputs. A
+    ``dead`` variable (nothing reads its value after the ``if``) is not carried out: it keeps
+    its value from before, whatever the branches leave in it (an inner loop's index)."""
     init = list(get_state()) if get_state is not None else []
     builder = RegionBuilder(runtime, "cond", names, init)
+    unread = [k for k, name in enumerate(names) if name in dead]
 
     def branch(fn: Callable[[], None] | None):
         def run(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -528,7 +532,10 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
                 set_state(tuple(state))
             if fn is not None:
                 fn()
-            return (list(get_state()) if get_state is not None else []), []
+            outputs = list(get_state()) if get_state is not None else []
+            for k in unread:
+                outputs[k] = state[k]
+            return outputs, []
         return run
 
     def trace_both() -> list[Pass]:
