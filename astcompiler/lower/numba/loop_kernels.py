@@ -6,7 +6,8 @@ broadcasting, reductions with their producers and per-row consumers, ordering ba
 mutations, stores fused into slices. Each ``KernelStep`` becomes a call of the kernel's serial
 function (``cpu.kernel_code``; its module is a real file the structured module imports); its
 outputs are allocated in the structured code with ``np.empty`` from the shapes of the arrays in
-scope (C order: the structured function's arrays are C-ordered, as numba's own results are). A
+scope, in the layout NumPy gives them (``loop_layouts.empty_following``: C order for C-ordered
+operands, Fortran order for Fortran-ordered ones, NumPy's stride rule at run time for others). A
 fused store writes straight into the destination view unless an input may share its memory, as
 the wrapper decides at top level (then into a temporary, copied in after). ``NodeStep``s and
 regions stay statements of the structured function.
@@ -35,6 +36,7 @@ from .cpu import KernelCode, kernel_code, rule_compiles
 from .sum_orders import numpy_sum_order
 from .files import load_source
 from .flat_sums import c_temporaries_test, exact_sum_test
+from .loop_layouts import IMPORT as LAYOUTS_IMPORT
 from .loop_numpy import NUMPY_STEP, layout_sensitive, numpy_step_source
 from .masked import OVERLAP_SOURCE
 from .oprules_common import region_result
@@ -188,10 +190,18 @@ class LoopKernels:
 
     def allocate(self, emitter: Emitter, kernel: KernelPlan, code: KernelCode, dims: list[str],
                  indent: str) -> None:
-        """``np.empty`` the kernel's output buffers (C-ordered)."""
+        """``np.empty`` the kernel's output buffers; those of the iteration space's rank (two
+        or more dims) in the layout NumPy gives them from the kernel's operands
+        (``loop_layouts.empty_following``: Fortran-ordered operands, a Fortran-ordered result)."""
+        operands = [emitter.value(n) for n in code.inputs if n.meta is not None and n.meta.ndim]
         for node in code.buffers:
-            if node is not kernel.stored:
-                emitter.emit(indent, f"{emitter.names[node]} = {_empty(kernel, node, dims)}", node)
+            if node is kernel.stored:
+                continue
+            following = len(kernel.shape) >= 2 and node.meta.ndim == len(kernel.shape)
+            if following and operands:
+                emitter.helpers.add(LAYOUTS_IMPORT)
+            empty = _empty(kernel, node, dims, operands if following else ())
+            emitter.emit(indent, f"{emitter.names[node]} = {empty}", node)
 
     def numpy_order(self, emitter: Emitter, kernel: KernelPlan, plan: Plan, code: KernelCode,
                     alias: str, args: list[str], dims: list[str], indent: str) -> str:
@@ -387,8 +397,9 @@ def _dim(emitter: Emitter, kernel: KernelPlan, d: int) -> str:
     return str(int(source))
 
 
-def _empty(kernel: KernelPlan, node: Node, dims: list[str]) -> str:
-    """``np.empty`` of an output buffer: its dims are dims of the iteration space (or 1)."""
+def _empty(kernel: KernelPlan, node: Node, dims: list[str], operands: list[str] = ()) -> str:
+    """``np.empty`` of an output buffer: its dims are dims of the iteration space (or 1); in
+    the layout NumPy gives a result of ``operands`` where there are any (``empty_following``)."""
     ndim = len(kernel.shape)
     columns = isinstance(kernel.rules[node], ReductionRule) and kernel.style == "columns"
     parts = []
@@ -401,7 +412,10 @@ def _empty(kernel: KernelPlan, node: Node, dims: list[str]) -> str:
         parts.append("1" if size == 1 or d is None else dims[d])
     shape = f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
     dtype = np.dtype(node.meta.dtype)
-    return f"np.empty({shape}, np.{'bool_' if dtype.kind == 'b' else dtype.name})"
+    dtype_source = f"np.{'bool_' if dtype.kind == 'b' else dtype.name}"
+    if operands:
+        return f"empty_following({shape}, {dtype_source}, ({', '.join(operands)},))"
+    return f"np.empty({shape}, {dtype_source})"
 
 
 __all__ = ["LoopKernels", "OVERLAP"]

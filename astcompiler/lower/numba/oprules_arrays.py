@@ -16,6 +16,7 @@ import numpy as np
 from ...graph import Node
 from .bounds import (INDEX_HELPERS, Interval, ValueRanges, mask_get_source, mask_set_source,
                      whole_mask)
+from .loop_layouts import IMPORT as LAYOUTS_IMPORT
 from .oprules_common import (NOT_MINE, LoopEmitter, LoopRule, NotLowerable, dtype_of,
                              number_kind, number_source, python_kind, representative,
                              view_or_copy_unobservable)
@@ -256,15 +257,24 @@ def filled(function: str) -> LoopRule:
     return rule
 
 
-def filled_like(function: str) -> LoopRule:
-    """``np.zeros_like`` & co.: ``function`` of the argument's shape in the node's dtype."""
+def filled_like(function: str, fill: str | None) -> LoopRule:
+    """``np.zeros_like`` & co.: ``function`` of the argument's shape in the node's dtype; an
+    argument of two or more dims gives its layout (``order="K"``: ``loop_layouts``), filled
+    with ``fill`` (None: ``np.empty_like``)."""
     def rule(emitter: LoopEmitter, node: Node) -> Any:
-        if node.kwargs.get("shape"):
+        order = node.kwargs.get("order", "K")
+        if node.kwargs.get("shape") or order not in ("K", "C"):
             return NOT_MINE
-        arg = node.args[0]
+        arg, dtype = node.args[0], type_name(node.meta.dtype)
         if isinstance(arg, Node) and arg.meta is not None and arg.meta.ndim == 0:
-            return f"{function}((), {type_name(node.meta.dtype)})"  # a scalar has no .shape
-        return f"{function}({emitter.value(arg)}.shape, {type_name(node.meta.dtype)})"
+            return f"{function}((), {dtype})"  # a scalar has no .shape
+        value = emitter.value(arg)
+        if order == "C" or not isinstance(arg, Node) or arg.meta is None or arg.meta.ndim < 2:
+            return f"{function}({value}.shape, {dtype})"
+        emitter.helpers.add(LAYOUTS_IMPORT)
+        if fill is None:
+            return f"empty_following({value}.shape, {dtype}, ({value},))"
+        return f"filled_following({value}.shape, {dtype}, ({value},), {fill})"
     return rule
 
 
