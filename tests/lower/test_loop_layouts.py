@@ -15,7 +15,7 @@ import pytest
 
 import astcompiler as ac
 from astcompiler.lower.numba.loop_layouts import empty_following
-from tests.helpers import outcome
+from tests.helpers import assert_same_bits, outcome
 
 RNG = np.random.default_rng(5)
 CUBE = RNG.standard_normal((6, 5, 4))
@@ -70,15 +70,14 @@ def row_sums_of_a_temporary(X, n):
 
 
 def _same(got, want):
-    """Values, dtype and memory layout (strides) of every array, as the plain call's."""
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    assert type(got) is type(want) and got.dtype == want.dtype
-    assert (got.shape, got.strides) == (want.shape, want.strides)
-    np.testing.assert_array_equal(got, want)
+    """Values, types, dtypes and bits of every array (``assert_same_bits``), and its layout."""
+    assert_same_bits(got, want)
+    assert _layouts(got) == _layouts(want)
+
+
+def _layouts(value):
+    arrays = value if isinstance(value, tuple) else (value,)
+    return [(a.shape, a.strides) for a in arrays]
 
 
 LAYOUTS = {"C": lambda a: a.copy(), "F": np.asfortranarray,

@@ -25,6 +25,8 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
+from .runtime import k_axis_order
+
 __all__ = ["empty_following", "filled_following", "IMPORT"]
 
 IMPORT = "\nfrom astcompiler.lower.numba.loop_layouts import empty_following, filled_following\n"
@@ -44,41 +46,12 @@ def filled_following(shape, dtype, operands, value):
     return out
 
 
-@register_jitable
-def _k_order_axes(shape, strides):
-    """NumPy's axis order (slowest first) for an output of ``shape`` whose operands have these
-    element strides (rows; 0 on broadcast and size-1 axes): ``runtime.k_order``'s sort."""
-    ndim = len(shape)
-    perm = np.arange(ndim - 1, -1, -1)
-    for i0 in range(1, ndim):
-        pos = i0
-        axis0 = perm[i0]
-        for i1 in range(i0 - 1, -1, -1):
-            axis1 = perm[i1]
-            ambiguous, swap = True, False
-            for row in range(strides.shape[0]):
-                s = strides[row]
-                if s[axis0] != 0 and s[axis1] != 0:
-                    if s[axis1] <= s[axis0]:
-                        swap = False
-                    elif ambiguous:
-                        swap = True
-                    ambiguous = False
-            if not ambiguous:
-                if swap:
-                    pos = i1
-                else:
-                    break
-        if pos != i0:
-            for k in range(i0, pos, -1):
-                perm[k] = perm[k - 1]
-            perm[pos] = axis0
-    return perm[::-1].copy()
+_k_order_axes = register_jitable(k_axis_order)
 
 
 def _runtime_source(ndim: int, ranks: list[tuple[int, int]]) -> str:
     """The overload's implementation for ``A`` operands: the operands' strides (as
-    ``runtime._strides_in``), NumPy's trivial C/F loop test, then ``_k_order_axes``."""
+    ``runtime.k_order`` takes them), NumPy's trivial C/F loop test, then its axis sort."""
     permuted = ", ".join(f"shape[order[{k}]]" for k in range(ndim))
     inverse = ", ".join(f"inverse[{k}]" for k in range(ndim))
     lines = ["def impl(shape, dtype, operands):",

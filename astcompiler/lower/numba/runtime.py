@@ -111,15 +111,24 @@ def k_order(shape: tuple[int, ...], operands: tuple) -> Layout:
     trivial = _trivial_order(shape, operands)
     if trivial is not None:
         return Layout(shape, trivial)
-    strides = [s for s in (_strides_in(v, shape) for v in operands) if s is not None]
-    perm = list(range(ndim - 1, -1, -1))  # iterator order: the last (C-innermost) axis first
+    rows = [s for s in (_strides_in(v, shape) for v in operands) if s is not None]
+    strides = np.array(rows, dtype=np.int64).reshape(len(rows), ndim)
+    return Layout(shape, tuple(int(a) for a in k_axis_order(shape, strides)))
+
+
+def k_axis_order(shape: tuple[int, ...], strides: np.ndarray) -> np.ndarray:
+    """``k_order``'s axis order (slowest first) from the operands' element strides (one row
+    each, 0 on broadcast and size-1 axes). Written for numba too (``loop_layouts``)."""
+    ndim = len(shape)
+    perm = np.arange(ndim - 1, -1, -1)  # iterator order: the last (C-innermost) axis first
     for i0 in range(1, ndim):
         pos = i0
         axis0 = perm[i0]
         for i1 in range(i0 - 1, -1, -1):
             axis1 = perm[i1]
             ambiguous, swap = True, False
-            for s in strides:
+            for row in range(strides.shape[0]):
+                s = strides[row]
                 if s[axis0] != 0 and s[axis1] != 0:
                     if s[axis1] <= s[axis0]:
                         swap = False
@@ -132,9 +141,10 @@ def k_order(shape: tuple[int, ...], operands: tuple) -> Layout:
                 else:
                     break
         if pos != i0:
-            perm[pos + 1:i0 + 1] = perm[pos:i0]
+            for k in range(i0, pos, -1):
+                perm[k] = perm[k - 1]
             perm[pos] = axis0
-    return Layout(shape, tuple(reversed(perm)))
+    return perm[::-1].copy()
 
 
 def reduced(source: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Layout:
