@@ -19,8 +19,10 @@ branch runs, forward and backward.
 
 Both backward regions are built by the capture's own region machinery (``for_region``,
 ``if_region``): they lower like any loop or branch of user code (loop regions in the numba
-backend). ``while`` loops, loops with ``break``, writes into arrays inside the region, and
-regions nested in the differentiated region are refused with an error naming the line.
+backend). A loop or branch nested in the region is captured again inside the body being
+emitted (``_emit_region``) and differentiated there by the same rules, so nesting goes to any
+depth. ``while`` loops, loops with ``break`` and writes into arrays inside the region (or a
+region nested in it) are refused with an error naming the line.
 """
 
 from __future__ import annotations
@@ -57,8 +59,9 @@ def refusal(region: Node) -> str | None:
     for sub in region.info.subgraphs.values():
         for node in sub.nodes:
             if node.op == "region":
-                return (f"a loop or branch ({node.origin or '?'}) inside a loop or branch on "
-                        "run-time values")
+                inner = refusal(node)
+                if inner is not None:
+                    return inner
             if node.op == "call" and REGISTRY[node.target].store is not None:
                 return (f"a write into an array ({node.origin or '?'}) inside a loop or branch "
                         "on run-time values; carry the value instead (`s = s + ...`, "
@@ -79,18 +82,21 @@ def _refuse(region: Node, why: str) -> Unsupported:
 
 
 def emit_again(tracer: Any, sub: Graph, env: dict[Node, Any],
-               refuse: Callable[[Node], Exception], suffix: str | None = None
-               ) -> tuple[list[Node], list[Any], dict[Node, Any]]:
+               refuse: Callable[[Node], Exception], suffix: str | None = None,
+               runtime: Any = None) -> tuple[list[Node], list[Any], dict[Node, Any]]:
     """``sub``'s call nodes traced again into the graph under capture on ``env`` (its
-    placeholders' values); a region node in ``sub`` raises ``refuse(node)``. ``suffix``: each new
-    node takes the origin of the node it repeats plus it (None: the tracer's). Returns (the new
-    nodes, the output values, the value of each node of ``sub``)."""
+    placeholders' values); a loop or branch region in ``sub`` is captured again as a region
+    when ``runtime`` is given (``_emit_region``), else raises ``refuse(node)``. ``suffix``:
+    each new node takes the origin of the node it repeats plus it (None: the tracer's).
+    Returns (the new nodes, the output values, the value of each node of ``sub``)."""
     graph = tracer.graph
     before = {id(n) for n in graph.nodes}
     env = dict(env)
     outs: list[Any] = []
     for node in sub.nodes:
-        if node.op == "call":
+        if node.op == "call" and _region_result(node):
+            env[node] = env[node.args[0]][node.args[1]]
+        elif node.op == "call":
             args = map_nodes(node.args, env.__getitem__)
             kwargs = map_nodes(node.kwargs, env.__getitem__)
             env[node] = tracer.trace_op(REGISTRY[node.target], args, kwargs)
@@ -99,20 +105,62 @@ def emit_again(tracer: Any, sub: Graph, env: dict[Node, Any],
                     and node.origin:
                 made.origin = node.origin + suffix
         elif node.op == "region":
-            raise refuse(node)
+            if runtime is None or node.target not in LEADING:
+                raise refuse(node)
+            env[node] = _emit_region(runtime, node, map_nodes(node.args, env.__getitem__),
+                                     suffix)
         elif node.op == "output":
             outs = [env[o] if isinstance(o, Node) else o for o in node.args[0]]
     nodes = [n for n in graph.nodes if id(n) not in before and n.op != "placeholder"]
     return nodes, outs, env
 
 
-def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node, suffix: str = ""
+def _region_result(node: Node) -> bool:
+    return node.target == "getitem" and isinstance(node.args[0], Node) \
+        and node.args[0].op == "region"
+
+
+def _emit_region(runtime: Any, region: Node, values: tuple, suffix: str | None) -> list[Any]:
+    """A loop or branch region nested in a region being emitted again: captured again by the
+    capture's own ``for_region``/``if_region`` on ``values`` (its arguments), each subgraph
+    emitted again on the new state (its own nested regions the same way). Returns the values
+    of its results, in order (its ``getitem`` nodes read them)."""
+    info = region.info
+    controls, carried, captured = info.split(values)
+    state = list(carried)
+
+    def again(label: str, leading: list[Any]) -> None:
+        sub = info.subgraphs[label]
+        env = dict(zip(sub.placeholders, [*leading, *state, *captured]))
+        outs = emit_again(runtime.tracer, sub, env, lambda n: _refuse(n, "this region"),
+                          suffix, runtime)[1]
+        state[:] = outs[:info.n_carried]
+
+    def get_state() -> tuple:
+        return tuple(state)
+
+    def set_state(new: tuple) -> None:
+        state[:] = list(new)
+
+    names = list(info.names)
+    if region.target == "cond":
+        if_region(runtime, controls[0], lambda: again("true", []), lambda: again("false", []),
+                  get_state, set_state, names)
+    else:
+        for_region(runtime, tuple(controls[:3]), lambda i: i, lambda i: again("body", [i]),
+                   get_state, set_state, names, None)
+    return state
+
+
+def replay(runtime: Any, sub: Graph, env: dict[Node, Any], region: Node, suffix: str = ""
            ) -> tuple[list[Node], list[Any], Callable[[Node], Any], dict[Node, Any]]:
     """``sub``'s call nodes emitted again into the graph under capture on ``env`` (its
-    placeholders' values), each with the origin of the node it repeats plus ``suffix``: (the
-    new nodes, the output values, their value lookup, the value of each node of ``sub``)."""
+    placeholders' values; nested loops and branches as regions again), each with the origin
+    of the node it repeats plus ``suffix``: (the new nodes, the output values, their value
+    lookup, the value of each node of ``sub``)."""
+    tracer = runtime.tracer
     nodes, outs, env = emit_again(tracer, sub, env, lambda _: _refuse(
-        region, "a loop or branch inside a loop or branch on run-time values"), suffix)
+        region, "a loop or branch inside a loop or branch on run-time values"), suffix, runtime)
     known = {p.node: p for p in env.values() if isinstance(p, ArrayProxy)}
     for outer, inner in local_inputs(tracer).items():  # values read from enclosing graphs
         if outer in known:
@@ -126,21 +174,31 @@ def replay(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node, suffix: 
 
 
 def local_inputs(tracer: Any) -> dict[Node, Node]:
-    """Nodes of enclosing graphs -> the placeholders the region under capture reads them as."""
-    return tracer.scopes[-1].captured if tracer.in_region else {}
+    """Nodes of enclosing graphs -> the placeholders the region under capture reads them as
+    (through every region in between: a branch inside a loop reads the loop's placeholder)."""
+    found: dict[Node, Node] = {}
+    for scope in tracer.scopes[1:]:
+        deeper = dict(scope.captured)
+        for outer, inner in found.items():
+            if inner in scope.captured:
+                deeper[outer] = scope.captured[inner]
+        found = deeper
+    return found
 
 
 def _float(value: Any) -> bool:
     return isinstance(value, ArrayProxy) and np.dtype(value.dtype).kind in "fc"
 
 
-def _body_vjp(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node,
+def _body_vjp(runtime: Any, sub: Graph, env: dict[Node, Any], region: Node,
               seeds: dict[int, Any], wrt: list[Any], tag: Tagger,
               reads: tuple[Node, ...] = ()) -> tuple[list[Any], dict[Node, Any]]:
     """Emit ``sub`` again on ``env`` and the cotangents of ``wrt`` (traced values: distinct
     ones get their own, a repeated one gets None after its first place), then of the values of
-    its nodes ``reads``, for the cotangents ``seeds`` of its outputs; and each node's value."""
-    nodes, outs, value_of, values = replay(tracer, sub, env, region, BACKWARD)
+    its nodes ``reads``, for the cotangents ``seeds`` of its outputs; and each node's value.
+    A region nested in ``sub`` is differentiated the same way, inside this one."""
+    tracer = runtime.tracer
+    nodes, outs, value_of, values = replay(runtime, sub, env, region, BACKWARD)
     wrt = list(wrt) + [values[r] for r in reads]
     local = local_inputs(tracer)
     here = lambda node: local.get(node, node)  # noqa: E731
@@ -150,7 +208,8 @@ def _body_vjp(tracer: Any, sub: Graph, env: dict[Node, Any], region: Node,
     for value in wrt:
         if here(value.node) not in unique:
             unique.append(here(value.node))
-    done = backward(nodes, outputs, unique, value_of, tag)
+    done = backward(nodes, outputs, unique, value_of, tag,
+                    region_rule=lambda *a: region_vjp(runtime, *a, tag))
     by_node = dict(zip(unique, done.grads))
     grads, seen = [], set()
     for value in wrt:
@@ -188,7 +247,7 @@ def _cond_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
         def run() -> None:
             sub = info.subgraphs[label]
             env = dict(zip(sub.placeholders, inputs))
-            grads, _ = _body_vjp(runtime.tracer, sub, env, region, results,
+            grads, _ = _body_vjp(runtime, sub, env, region, results,
                                  [inputs[k] for k in targets], tag)
             state[:] = [_or_zeros(g, inputs[k]) for g, k in zip(grads, targets)]
         return run
@@ -269,7 +328,7 @@ def _loop_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
         for k in taped:
             tapes[k][position(i)] = state[k]
         env = {index: i, **dict(zip(state_places, state)), **dict(zip(captured_places, captured))}
-        outs = replay(tracer, body, env, region)[1]  # the user's lines: the forward loop
+        outs = replay(runtime, body, env, region)[1]  # the user's lines: the forward loop
         state[:] = outs[:info.n_carried]
 
     def set_all(new: tuple) -> None:
@@ -303,7 +362,7 @@ def _loop_vjp(runtime: Any, region: Node, values: tuple, results: dict[int, Any]
         seeds = dict(zip(float_state, rev[:len(float_state)]))
         wrt = [states[k] for k in float_state] + [captured[c] for c in targets]
         reads = tuple(r for c in sliced for r in sliced[c])
-        grads, body_values = _body_vjp(tracer, body, env, region, seeds, wrt, tag, reads)
+        grads, body_values = _body_vjp(runtime, body, env, region, seeds, wrt, tag, reads)
         grads, read_grads = grads[:len(wrt)], grads[len(wrt):]
         owner = [c for c in sliced for _ in sliced[c]]
         for c, r, g in zip(owner, reads, read_grads):

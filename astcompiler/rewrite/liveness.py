@@ -243,6 +243,13 @@ class Liveness:
                      and (_assigned_first(loop, n)
                           or _fresh_each_iteration(loop, n, self.parents)))
 
+    def unused_by_loop(self, loop: cst.For | cst.While, dead: Sequence[str]) -> tuple[str, ...]:
+        """Those of ``dead`` (``dead_after(loop, ...)``) whose value on entry to an iteration the
+        loop never reads either: its own ``for`` target, a variable it assigns first, the index
+        of a loop nested in it (read only in that loop's body). The loop need not carry them."""
+        return tuple(n for n in dead if _assigned_first(loop, n)
+                     or _loop_reads(loop)[n] == self._reads_in_binding_loops(loop, n))
+
     def dead_after_if(self, branch: cst.If, names: Sequence[str]) -> tuple[str, ...]:
         """Those of ``names`` (bound in ``branch``) whose value after the ``if`` nothing reads:
         read only in the bodies of ``for`` loops inside it that bind them first, or not at all."""
@@ -259,12 +266,13 @@ class Liveness:
                      and inside[n] == self._reads_in_binding_loops(branch, n))
 
     @staticmethod
-    def _reads_in_binding_loops(branch: cst.If, name: str) -> int:
-        """Reads of ``name`` in the bodies of the outermost ``for`` loops inside ``branch``
-        whose target binds it (each body run reads the loop's own value). ``branch`` may be
-        a statement the rewrite made (the guard after a ``continue``): its own tree is walked."""
+    def _reads_in_binding_loops(statement: cst.If | cst.For | cst.While, name: str) -> int:
+        """Reads of ``name`` in the bodies of the outermost ``for`` loops inside ``statement``'s
+        body (and ``else``) whose target binds it (each body run reads the loop's own value).
+        ``statement`` may be one the rewrite made (the guard after a ``continue``): its own
+        tree is walked."""
         finder = _BindingLoops(name)
-        for part in (branch.body, branch.orelse):
+        for part in (statement.body, statement.orelse):
             if part is not None:
                 part.visit(finder)
         return sum(_loop_reads(loop)[name] for loop in finder.loops)

@@ -322,19 +322,21 @@ def _runtime_stmt(name: str, args: Sequence[cst.BaseExpression | cst.Arg],
 
 def _dead_arg(node: cst.For | cst.While | cst.If, names: Sequence[str],
               fn: "_Function") -> list[cst.Arg]:
-    """``dead=(...)``: the state variables nothing reads after the statement (liveness.py)."""
+    """``dead=(...)``: the state variables nothing reads after the statement; ``unused=(...)``:
+    those of a loop's that its body never reads on entry either (liveness.py)."""
     user = [n for n in names if not n.startswith("__ac_")]  # the compiler's flags: not needed
     if fn.liveness is None:
         return []
+    unused: tuple[str, ...] = ()
     if isinstance(node, cst.If):
         dead = fn.liveness.dead_after_if(node, user)
     else:
         dead = fn.liveness.dead_after(node, user)
-    if not dead:
-        return []
+        unused = fn.liveness.unused_by_loop(node, dead)
     tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                             whitespace_after=cst.SimpleWhitespace(""))
-    return [cst.Arg(_names_tuple(dead), keyword=cst.Name("dead"), equal=tight)]
+    return [cst.Arg(_names_tuple(names), keyword=cst.Name(keyword), equal=tight)
+            for keyword, names in (("dead", dead), ("unused", unused)) if names]
 
 
 def _not_any(flags: Sequence[str]) -> cst.BaseExpression:

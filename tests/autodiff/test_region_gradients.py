@@ -79,6 +79,34 @@ def with_write(x, n):
     return np.sum(y)
 
 
+def gated_rnn(x, w):
+    h = np.zeros(3)
+    for t in range(x.shape[0]):
+        if x[t, 0] > 0:  # a branch on array data inside the loop
+            h = np.tanh(w * h + x[t])
+        else:
+            h = h * 0.5 + w
+    return np.sum(h * h)
+
+
+def layered(x, w):
+    h = np.zeros(3)
+    for t in range(x.shape[0]):
+        for k in range(x.shape[1]):  # a loop inside the loop
+            h = np.tanh(w * h + x[t, k])
+    return np.sum(h * h)
+
+
+def nested_with_break(x, n):
+    s = 0.0
+    for t in range(n):
+        for k in range(n):
+            if s > 2.0:
+                break
+            s = s + x[k]
+    return s
+
+
 def _rnn_inputs() -> tuple:
     return RNG.standard_normal((5, 3)), 0.5 * RNG.standard_normal((3, 3)), RNG.standard_normal(3)
 
@@ -135,11 +163,25 @@ def test_branch_on_array_data_takes_the_taken_branch(sign):
     assert "cond" in _regions(g.entries[0])
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("fn", [gated_rnn, layered], ids=lambda f: f.__name__)
+def test_loops_and_branches_nested_in_a_loop(fn, compiled):
+    # the reverse loop emits the body again with its nested region, and differentiates that
+    # region inside its own body (a tape per outer iteration for an inner loop)
+    x, w = 0.5 * RNG.standard_normal((6, 3)), 0.5 * RNG.standard_normal(3)
+    with ac.config.patch(unroll_limit=2):
+        g = _grad(fn, (0, 1)) if compiled else ac.grad(fn, argnums=(0, 1))
+        assert_gradients(fn, [x, w], g(x, w))
+    if compiled:
+        assert len(g.entries) == 1 and g.entries[0].break_reason is None
+
+
 @pytest.mark.parametrize("fn, args, message", [
     (with_while, (np.array([1.0, 0.5]),),
      r"cannot differentiate a `while` loop on run-time values.*np\.where.*\(test_region_gradients"
      r"\.py:\d+\)"),
     (with_break, (np.ones(5), 4), r"a loop with `break`"),
+    (nested_with_break, (np.ones(5), 4), r"a loop with `break`.*\(test_region_gradients"),
     (with_write, (np.ones(5), 4), r"cannot differentiate a write into an array.*"
      r"\(test_region_gradients\.py:\d+\)"),
 ])

@@ -154,7 +154,9 @@ def test_range_over_a_dynamic_int_of_any_sign(backend):
     # loop runs is a guard (n > 0, then n <= 0), never a merged type
     assert len(compiled.entries) == 3
     compiled = run_calls(loop_to_same_type, calls, backend)
-    assert len(compiled.entries) == 3  # `i` is bound only when the loop runs: the same guard
+    # `i` is bound only when the loop runs, but nothing reads it after the loop (nor on entry
+    # to an iteration): not carried, no guard on whether the loop runs
+    assert len(compiled.entries) == 2
     sizes = [(np.arange(float(k)), 0) for k in (4, 5, 7, 9)]
     compiled = run_calls(lambda x, n: loop_to_same_type(x, x.shape[0] + n), sizes, backend)
     assert len(compiled.entries) == 2  # a size is >= 2: the loop runs, no guard needed

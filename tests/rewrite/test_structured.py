@@ -50,9 +50,10 @@ def test_for_loop_carries_target_and_assigned_names():
             return s
         """)
     assert "def for_body_0(itr_0):\n        nonlocal i, s\n        i = itr_0\n" in out
-    # `i` is read nowhere after the loop: `dead` (rewrite/liveness.py)
+    # `i` is read nowhere after the loop: `dead`; nor on entry (the loop assigns it):
+    # `unused`, not carried (rewrite/liveness.py)
     assert ("__ac.for_stmt(range(n), for_body_0, for_0_get, for_0_set, ('i', 's'), None, "
-            "dead=('i',))") in out
+            "dead=('i',), unused=('i',))") in out
     assert "    i: object; s: object\n" in out
 
 
@@ -117,17 +118,17 @@ def test_converted_code_runs_like_the_original():
         def state(self, *thunks):
             return tuple(t() for t in thunks)
 
-        def for_stmt(self, it, body, get, set_, names, extra, dead=()):
+        def for_stmt(self, it, body, get, set_, names, extra, dead=(), unused=()):
             for item in it:
                 if extra is not None and not extra():
                     break
                 body(item)
 
-        def while_stmt(self, test, body, get, set_, names, extra, dead=()):
+        def while_stmt(self, test, body, get, set_, names, extra, dead=(), unused=()):
             while (extra is None or extra()) and test():
                 body()
 
-        def if_stmt(self, cond, t, f, get, set_, names):
+        def if_stmt(self, cond, t, f, get, set_, names, dead=()):
             if cond:
                 t()
             elif f is not None:

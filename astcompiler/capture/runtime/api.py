@@ -358,10 +358,11 @@ class Runtime:
         return read_state(*thunks)
 
     def for_stmt(self, iterable: Any, body: Callable[[Any], None], get_state: Any, set_state: Any,
-                 names: tuple, extra_test: Callable[[], Any] | None, dead: tuple = ()) -> None:
+                 names: tuple, extra_test: Callable[[], Any] | None, dead: tuple = (),
+                 unused: tuple = ()) -> None:
         """A ``for`` statement: unrolled in Python when short and static (and its body holds no
-        loop), else a loop region. ``dead``: state variables nothing reads after the loop
-        (rewrite/liveness.py)."""
+        loop), else a loop region. ``dead``: state variables nothing reads after the loop;
+        ``unused``: those of them the body never reads on entry either (rewrite/liveness.py)."""
         region = self._loop_region_plan(iterable)
         if region is None and isinstance(iterable, range) and len(iterable) > 1 \
                 and holds_loop(body):  # unrolled, each iteration would copy the inner loop
@@ -384,7 +385,7 @@ class Runtime:
             init = get_state() if get_state is not None else ()
             try:
                 return for_region(self, bounds, item, body, get_state, set_state, names, extra_test,
-                                  dead)
+                                  dead, unused)
             except GraphBreak as error:
                 if not static:
                     raise
@@ -429,11 +430,10 @@ class Runtime:
 
     def while_stmt(self, test: Callable[[], Any], body: Callable[[], None], get_state: Any,
                    set_state: Any, names: tuple, extra_test: Callable[[], Any] | None,
-                   dead: tuple = ()) -> None:
+                   dead: tuple = (), unused: tuple = ()) -> None:
         """A ``while`` statement: in Python while its condition is static; from the first
         condition on array data, the rest of the loop is a while region, and so it is after the
-        first iteration when the body holds a loop. ``dead``: state variables nothing reads
-        after the loop (rewrite/liveness.py)."""
+        first iteration when the body holds a loop. ``dead``, ``unused``: as for ``for_stmt``."""
         key = test  # this execution of the statement (a new test function each time)
         # unrolled, each iteration would copy the inner loop: after the first iteration (which
         # settles the variables' types) the rest is a while region with a run-time test
@@ -443,14 +443,14 @@ class Runtime:
                 go = extra_test()
                 if self._is_traced(go):
                     return while_region(self, test, body, get_state, set_state, names, extra_test,
-                                        dead)
+                                        dead, unused)
                 if not go:
                     break
             before = len(self.tracer.graph.nodes)
             condition = test()
             if self._is_traced(condition):
                 return while_region(self, test, body, get_state, set_state, names, extra_test,
-                                    dead)
+                                    dead, unused)
             if not self.truth(condition):
                 break
             body()
@@ -459,7 +459,7 @@ class Runtime:
                 peel, state = False, get_state()
                 try:
                     return while_region(self, test, body, get_state, set_state, names,
-                                        extra_test, dead)
+                                        extra_test, dead, unused)
                 except GraphBreak as error:
                     get_logger("graph_breaks").debug("while region failed (%s); unrolling",
                                                      error)

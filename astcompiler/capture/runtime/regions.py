@@ -117,7 +117,8 @@ class Pass:
 class RegionBuilder:
     """Captures one structured statement as a region node."""
 
-    def __init__(self, runtime: "Runtime", kind: str, names: Sequence[str], init: Sequence[Any]):
+    def __init__(self, runtime: "Runtime", kind: str, names: Sequence[str], init: Sequence[Any],
+                 unused: Sequence[str] = ()):
         self.runtime = runtime
         self.tracer = runtime.tracer
         self.kind = kind
@@ -125,6 +126,9 @@ class RegionBuilder:
         self.init = list(init)
         self.metas: dict[int, TensorMeta] = {}
         self.origin = current_origin()
+        # variables whose value the statement neither reads on entry nor leaves to a reader
+        # (rewrite/liveness.py): not carried, they keep their value from before it
+        self.unused = [k for k, name in enumerate(self.names) if name in unused]
 
     # ----- capture passes --------------------------------------------------------------------
     def _state_inputs(self, scope: Scope) -> list[Any]:
@@ -148,7 +152,10 @@ class RegionBuilder:
             outputs, extra = run(scope, inputs)
         finally:
             self.tracer.pop_scope()
-        return Pass(scope, inputs, list(outputs), list(extra))
+        outputs = list(outputs)
+        for k in self.unused:
+            outputs[k] = inputs[k]
+        return Pass(scope, inputs, outputs, list(extra))
 
     def update_metas(self, passes: Sequence[Pass]) -> bool:
         """Fold the passes' outputs into the state types; True when anything changed."""
@@ -426,10 +433,12 @@ def _order_placeholders(graph: Graph, tail: list[Node]) -> None:
 def for_region(runtime: "Runtime", bounds: tuple[Any, Any, Any], item: Callable[[Any], Any],
                body: Callable[[Any], None], get_state: Callable[[], tuple] | None,
                set_state: Callable[[tuple], None] | None, names: Sequence[str],
-               extra_test: Callable[[], Any] | None, dead: Sequence[str] = ()) -> None:
-    """``for i in range(start, stop, step)`` with run-time bounds or a long trip count."""
+               extra_test: Callable[[], Any] | None, dead: Sequence[str] = (),
+               unused: Sequence[str] = ()) -> None:
+    """``for i in range(start, stop, step)`` with run-time bounds or a long trip count.
+    ``unused``: dead variables the body never reads on entry (not carried)."""
     init = list(get_state()) if get_state is not None else []
-    builder = RegionBuilder(runtime, "for_range", names, init)
+    builder = RegionBuilder(runtime, "for_range", names, init, unused)
     examples = [b.example if isinstance(b, ArrayProxy) else b for b in bounds]
     empty = _empty_example_range(examples)
     index_example = int(examples[0])
@@ -480,11 +489,12 @@ def for_region(runtime: "Runtime", bounds: tuple[Any, Any, Any], item: Callable[
 def while_region(runtime: "Runtime", test: Callable[[], Any], body: Callable[[], None],
                  get_state: Callable[[], tuple] | None, set_state: Callable[[tuple], None] | None,
                  names: Sequence[str], extra_test: Callable[[], Any] | None,
-                 dead: Sequence[str] = ()) -> None:
+                 dead: Sequence[str] = (), unused: Sequence[str] = ()) -> None:
     """``while cond:`` whose condition depends on array data; a variable whose type after it
-    depends on whether it ran must be dead after it (``dead``), else a graph break."""
+    depends on whether it ran must be dead after it (``dead``), else a graph break.
+    ``unused``: dead variables the loop never reads on entry (not carried)."""
     init = list(get_state()) if get_state is not None else []
-    builder = RegionBuilder(runtime, "while_loop", names, init)
+    builder = RegionBuilder(runtime, "while_loop", names, init, unused)
 
     def condition() -> Any:
         if extra_test is not None:
@@ -523,8 +533,7 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
     ``dead`` variable (nothing reads its value after the ``if``) is not carried out: it keeps
     its value from before, whatever the branches leave in it (an inner loop's index)."""
     init = list(get_state()) if get_state is not None else []
-    builder = RegionBuilder(runtime, "cond", names, init)
-    unread = [k for k, name in enumerate(names) if name in dead]
+    builder = RegionBuilder(runtime, "cond", names, init, unused=dead)
 
     def branch(fn: Callable[[], None] | None):
         def run(scope: Scope, state: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -532,10 +541,7 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
                 set_state(tuple(state))
             if fn is not None:
                 fn()
-            outputs = list(get_state()) if get_state is not None else []
-            for k in unread:
-                outputs[k] = state[k]
-            return outputs, []
+            return (list(get_state()) if get_state is not None else []), []
         return run
 
     def trace_both() -> list[Pass]:
