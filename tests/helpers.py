@@ -95,6 +95,20 @@ def check_compiled(fn: Callable, *args: Any, backend: str = "eager", **kwargs: A
     return compiled
 
 
+def counted(backend: str = "eager") -> tuple[Any, Callable]:
+    """A ``CompileCounter`` and a backend that counts each graph, then lowers it with
+    ``backend``: ``counter, run = counted("numba"); ac.compile(fn, backend=run)``."""
+    from astcompiler.lower import lookup_backend
+    from astcompiler.testing import CompileCounter
+
+    counter = CompileCounter()
+
+    def run(graph: Any, inputs: Any) -> Any:
+        counter(graph, inputs)
+        return lookup_backend(backend)(graph, inputs)
+    return counter, run
+
+
 def outcome(fn: Callable, args: Any, locations: bool = False) -> tuple:
     """One call under the "always" warnings filter: (value, (exception class, message) or None,
     [(category, message)] or, with ``locations``, [(category, message, file, line)])."""

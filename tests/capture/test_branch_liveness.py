@@ -16,10 +16,8 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower import lookup_backend
 from astcompiler.rewrite.structured import RewriteStructuredControlFlow
-from astcompiler.testing import CompileCounter
-from tests.helpers import outcome
+from tests.helpers import counted, outcome
 
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal((70, 70))
@@ -133,16 +131,6 @@ def index_read_after_the_loop(X):
             for j in range(3):
                 X[i, j] = 0.0
     return X.sum()
-
-
-def counted(backend: str) -> tuple[CompileCounter, object]:
-    counter = CompileCounter()
-
-    def counting(graph, inputs):
-        counter(graph, inputs)
-        return lookup_backend(backend)(graph, inputs)
-
-    return counter, counting
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "numba"])

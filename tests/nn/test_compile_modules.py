@@ -7,6 +7,7 @@ import pytest
 
 import astcompiler as ac
 from astcompiler.testing import CompileCounter
+from tests.helpers import counted
 
 nn = ac.nn
 RNG = np.random.default_rng(0)
@@ -23,16 +24,6 @@ class ToyModel(nn.Module):
 
     def forward(self, x):
         return self.fc2(self.act(self.fc1(x))) * self.multiplier
-
-
-def counted(backend="eager"):
-    counter = CompileCounter()
-
-    def run(graph, inputs):
-        from astcompiler.lower import lookup_backend
-        counter(graph, inputs)
-        return lookup_backend(backend)(graph, inputs)
-    return counter, run
 
 
 @pytest.mark.parametrize("backend", ["eager", "numba"])
