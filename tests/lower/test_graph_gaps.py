@@ -116,15 +116,17 @@ def loops_and_branches(a, flag):
     k = 0
     y = z = a
     for i in range(T):
-        t = a + i  # dead: overwritten before each read, never read after
-        k = i  # dead as well (a Python int)
+        t = a + i  # overwritten before each read; read after only where no call goes (below)
+        k = i  # the same (a Python int)
         x = x + t
     while x.sum() > 1.0:
-        y = x  # dead after the loop
+        y = x  # the same after the loop
         x = x * 0.5
     if flag.sum() > 0:
-        z = x + 1.0  # dead after the branch
+        z = x + 1.0  # the same after the branch
         x = x - 1.0
+    if a.ndim == 0:  # decided at capture (a guard): the rewrite sees these reads, the graph none,
+        return t, k, y, z  # so the slots stay carried until the graph pass drops them
     return x
 
 
