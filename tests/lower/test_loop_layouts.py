@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.loop_layouts import empty_following
+from astcompiler.lower.numba.loop_layouts import call_in_memory_order, empty_following
 from tests.helpers import assert_same_bits, outcome
 
 RNG = np.random.default_rng(5)
@@ -112,3 +112,28 @@ def test_structured_code_allocates_through_the_layout_rule():
     compiled(X, 70)
     code = compiled.entries[0].output_code
     assert "structured_kernel" in code and "empty_following((" in code
+    # a pointwise kernel over whole arrays: called on the transposes of F arrays (memory order)
+    assert "call_in_memory_order(" in code
+
+
+@numba.njit
+def _called(kernel, a, b, out):
+    call_in_memory_order(kernel, (a, b, out))
+
+
+@numba.njit
+def _add_rows_first(a, b, out):  # records the order it writes in
+    order = 0
+    for i0 in range(a.shape[0]):
+        for i1 in range(a.shape[1]):
+            out[i0, i1] = a[i0, i1] + b * order
+            order += 1
+
+
+def test_call_in_memory_order_transposes_only_fortran_arrays():
+    for layout, flipped in ((np.ascontiguousarray, False), (np.asfortranarray, True)):
+        a = layout(np.zeros((3, 4)))
+        out = layout(np.empty((3, 4)))
+        _called(_add_rows_first, a, 1.0, out)
+        walk = np.arange(12.0).reshape(4, 3).T if flipped else np.arange(12.0).reshape(3, 4)
+        np.testing.assert_array_equal(out, walk)

@@ -186,6 +186,10 @@ class LoopKernels:
         args += [emitter.names[n] for n in code.buffers]
         returns = ", ".join(emitter.names[n] for n in code.returns)
         target = f"{returns} = " if returns else ""
+        if _elementwise_over_whole_arrays(kernel, code):
+            emitter.helpers.add(LAYOUTS_IMPORT)  # Fortran-ordered arrays: called transposed
+            emitter.emit(indent, f"call_in_memory_order({alias}, ({', '.join(args)},))", origin)
+            return
         emitter.emit(indent, f"{target}{alias}({', '.join(args)})", origin)
 
     def allocate(self, emitter: Emitter, kernel: KernelPlan, code: KernelCode, dims: list[str],
@@ -395,6 +399,18 @@ def _dim(emitter: Emitter, kernel: KernelPlan, d: int) -> str:
         node, axis = source
         return f"{emitter.value(node)}.shape[{axis}]"
     return str(int(source))
+
+
+def _elementwise_over_whole_arrays(kernel: KernelPlan, code: KernelCode) -> bool:
+    """A 2-D pointwise kernel whose every array operand and output has the iteration space's
+    shape (nothing broadcast): the same kernel on their transposes computes the same elements,
+    in memory order when they are Fortran-ordered (``loop_layouts.call_in_memory_order``)."""
+    if kernel.style != "pointwise" or len(kernel.shape) != 2 or code.returns or \
+            kernel.store_into is not None or kernel.masked is not None or kernel.gathered:
+        return False
+    arrays = [n for n in [*code.inputs, *code.buffers] if n.meta is not None and n.meta.ndim]
+    return bool(arrays) and all(tuple(n.meta.shape) == tuple(kernel.shape) and not n.meta.scalar
+                                for n in arrays)
 
 
 def _empty(kernel: KernelPlan, node: Node, dims: list[str], operands: list[str] = ()) -> str:

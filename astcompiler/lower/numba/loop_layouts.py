@@ -15,6 +15,11 @@ they tell (``C`` and ``F`` arrays) and at run time from their strides where they
 
 ``empty_following(shape, dtype, operands)`` is ``np.empty`` in that layout; the ``*_like``
 functions of loop code (``np.empty_like(X)`` & co.) are it with one operand, then filled.
+
+Kernels loop over the last axis innermost, which is memory order for C arrays only: a 2-D
+pointwise kernel over whole arrays (nothing broadcast) whose operands and outputs are all
+``F`` arrays is called on their transposes (``call_in_memory_order``: ``C`` arrays, the same
+elements), so Fortran-ordered loop code runs as fast as C-ordered.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ from numba.extending import overload, register_jitable
 
 from .runtime import k_axis_order
 
-__all__ = ["empty_following", "filled_following", "IMPORT"]
+__all__ = ["empty_following", "filled_following", "call_in_memory_order", "IMPORT"]
 
-IMPORT = "\nfrom astcompiler.lower.numba.loop_layouts import empty_following, filled_following\n"
+IMPORT = ("\nfrom astcompiler.lower.numba.loop_layouts import call_in_memory_order, "
+          "empty_following, filled_following\n")
 
 
 def empty_following(shape: tuple, dtype: Any, operands: tuple) -> np.ndarray:
@@ -90,4 +96,21 @@ def _empty_following(shape, dtype, operands):  # numba compares these names: no 
         return lambda shape, dtype, operands: np.empty(shape[::-1], dtype).T
     scope = {"np": np, "_k_order_axes": _k_order_axes}
     exec(_runtime_source(ndim, [(i, t.ndim) for i, t in arrays]), scope)  # noqa: S102
+    return scope["impl"]
+
+
+def call_in_memory_order(kernel: Any, arrays: tuple) -> None:
+    """``kernel(*arrays)``, on the transposes when every 2-D array is an ``F`` array (numba
+    code only: the overload below; the caller passes whole arrays of one shape)."""
+    raise NotImplementedError("call_in_memory_order runs in numba code only")
+
+
+@overload(call_in_memory_order)
+def _call_in_memory_order(kernel, arrays):  # numba compares these names: no annotations
+    wide = [isinstance(t, types.Array) and t.ndim == 2 for t in arrays]
+    flip = any(wide) and all(t.layout == "F" for t, w in zip(arrays, wide) if w)
+    args = ", ".join(f"arrays[{i}].T" if flip and w else f"arrays[{i}]"
+                     for i, w in enumerate(wide))
+    scope: dict[str, Any] = {}
+    exec(f"def impl(kernel, arrays):\n    kernel({args})\n", scope)  # noqa: S102
     return scope["impl"]
