@@ -137,3 +137,17 @@ def test_call_in_memory_order_transposes_only_fortran_arrays():
         _called(_add_rows_first, a, 1.0, out)
         walk = np.arange(12.0).reshape(4, 3).T if flipped else np.arange(12.0).reshape(3, 4)
         np.testing.assert_array_equal(out, walk)
+
+
+def pointwise_pair(X, Y):
+    return np.sqrt(np.abs(X)) * Y + X
+
+
+@pytest.mark.parametrize("x_layout, y_layout", [("C", "C"), ("F", "F"), ("F", "C"),
+                                                 ("transposed view", "F")])
+def test_a_wrapper_calls_a_pointwise_kernel_on_fortran_arrays_transposed(x_layout, y_layout):
+    X = LAYOUTS[x_layout](RNG.standard_normal((70, 9)))
+    Y = LAYOUTS[y_layout](RNG.standard_normal((70, 9)))
+    compiled = ac.compile(pointwise_pair)
+    _same(compiled(X, Y), pointwise_pair(X, Y))
+    assert "the kernel on the transposes" in compiled.entries[0].output_code

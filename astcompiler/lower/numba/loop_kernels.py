@@ -37,6 +37,7 @@ from .sum_orders import numpy_sum_order
 from .files import load_source
 from .flat_sums import c_temporaries_test, exact_sum_test
 from .loop_layouts import IMPORT as LAYOUTS_IMPORT
+from .loop_layouts import transposable
 from .loop_numpy import NUMPY_STEP, layout_sensitive, numpy_step_source
 from .masked import OVERLAP_SOURCE
 from .oprules_common import region_result
@@ -186,7 +187,7 @@ class LoopKernels:
         args += [emitter.names[n] for n in code.buffers]
         returns = ", ".join(emitter.names[n] for n in code.returns)
         target = f"{returns} = " if returns else ""
-        if _elementwise_over_whole_arrays(kernel, code):
+        if transposable(kernel, code):
             emitter.helpers.add(LAYOUTS_IMPORT)  # Fortran-ordered arrays: called transposed
             emitter.emit(indent, f"call_in_memory_order({alias}, ({', '.join(args)},))", origin)
             return
@@ -399,18 +400,6 @@ def _dim(emitter: Emitter, kernel: KernelPlan, d: int) -> str:
         node, axis = source
         return f"{emitter.value(node)}.shape[{axis}]"
     return str(int(source))
-
-
-def _elementwise_over_whole_arrays(kernel: KernelPlan, code: KernelCode) -> bool:
-    """A 2-D pointwise kernel whose every array operand and output has the iteration space's
-    shape (nothing broadcast): the same kernel on their transposes computes the same elements,
-    in memory order when they are Fortran-ordered (``loop_layouts.call_in_memory_order``)."""
-    if kernel.style != "pointwise" or len(kernel.shape) != 2 or code.returns or \
-            kernel.store_into is not None or kernel.masked is not None or kernel.gathered:
-        return False
-    arrays = [n for n in [*code.inputs, *code.buffers] if n.meta is not None and n.meta.ndim]
-    return bool(arrays) and all(tuple(n.meta.shape) == tuple(kernel.shape) and not n.meta.scalar
-                                for n in arrays)
 
 
 def _empty(kernel: KernelPlan, node: Node, dims: list[str], operands: list[str] = ()) -> str:

@@ -32,7 +32,8 @@ from numba.extending import overload, register_jitable
 
 from .runtime import k_axis_order
 
-__all__ = ["empty_following", "filled_following", "call_in_memory_order", "IMPORT"]
+__all__ = ["empty_following", "filled_following", "call_in_memory_order", "transposable",
+           "IMPORT"]
 
 IMPORT = ("\nfrom astcompiler.lower.numba.loop_layouts import call_in_memory_order, "
           "empty_following, filled_following\n")
@@ -97,6 +98,19 @@ def _empty_following(shape, dtype, operands):  # numba compares these names: no 
     scope = {"np": np, "_k_order_axes": _k_order_axes}
     exec(_runtime_source(ndim, [(i, t.ndim) for i, t in arrays]), scope)  # noqa: S102
     return scope["impl"]
+
+
+def transposable(kernel: Any, code: Any) -> bool:
+    """A 2-D pointwise kernel (a ``plan.KernelPlan`` and its ``cpu.KernelCode``) whose every
+    array operand and output has the iteration space's shape (nothing broadcast): the same
+    kernel on their transposes computes the same elements, in memory order when they are
+    Fortran-ordered (loop code: ``call_in_memory_order``; wrappers test the flags)."""
+    if kernel.style != "pointwise" or len(kernel.shape) != 2 or code.returns or \
+            kernel.store_into is not None or kernel.masked is not None or kernel.gathered:
+        return False
+    arrays = [n for n in [*code.inputs, *code.buffers] if n.meta is not None and n.meta.ndim]
+    return bool(arrays) and all(tuple(n.meta.shape) == tuple(kernel.shape) and not n.meta.scalar
+                                for n in arrays)
 
 
 def call_in_memory_order(kernel: Any, arrays: tuple) -> None:

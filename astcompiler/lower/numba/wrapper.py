@@ -26,6 +26,7 @@ from ..base import PasteTemplate
 from ..places import literal_place
 from .cpu import KernelCode, Namer
 from .flat_sums import exact_sum_test
+from .loop_layouts import transposable
 from .transposed import SUFFIX as TWIN_SUFFIX
 from .transposed import TransposedTwin, f_ordered_test, transposed_twin, twin_arguments
 from .oprules_common import reads_index, stores_index
@@ -668,6 +669,23 @@ class WrapperWriter:
         args = [self.var[n] for n in code.inputs]
         args += [stored_as if (n is kernel.stored and stored_as) else self.var[n]
                  for n in code.buffers]
+        if stored_as is None and transposable(kernel, code):
+            wide = [self.var[n] for n in [*code.inputs, *code.buffers]
+                    if n.meta is not None and n.meta.ndim]
+            test = " and ".join(f"not {a}.flags.c_contiguous and {a}.flags.f_contiguous"
+                                for a in wide)
+            self.emit(f"if {test}:  # Fortran-ordered: the kernel on the transposes, in memory "
+                      "order", origin, depth)
+            self.kernel_call(kernel, code, dims, origin, depth + 1,
+                             [f"{a}.T" if a in wide else a for a in args])
+            self.emit("else:", origin, depth)
+            depth += 1
+        self.kernel_call(kernel, code, dims, origin, depth, args, stored_as)
+
+    def kernel_call(self, kernel: KernelPlan, code: KernelCode, dims: list[str],
+                    origin: str | None, depth: int, args: list[str],
+                    stored_as: str | None = None) -> None:
+        """The kernel's call on ``args``: its ``prange`` twin above the size threshold."""
         arglist = ", ".join(args)
         target = ", ".join(self.var[n] for n in code.returns)
         assign = f"{target} = " if target else ""
