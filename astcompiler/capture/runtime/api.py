@@ -612,7 +612,7 @@ class Runtime:
         if traced is not None:
             return traced
         # identity of the real objects; a proxy's identity, when it decided, is guarded
-        same = identical(real_object(self.tracer, left), real_object(self.tracer, right))
+        same = identical(self._input_value(left), self._input_value(right))
         if left is not right:
             self._guard_identity(left, right, same)
         return same
@@ -622,15 +622,32 @@ class Runtime:
 
     def _traced_bool_is(self, left: Any, right: Any) -> Any:
         """``b is True`` of a traced Python bool (``bool(x[i])``, ``not x[i]``) is ``b`` itself,
-        ``b is False`` is ``not b``, and it is never another constant; None for other operands."""
+        ``b is False`` is ``not b``, and it is never another constant. A traced NumPy bool
+        scalar (``(x > 2)[0]``) is one of NumPy's two singletons: ``v is np.True_`` is its
+        truth, ``v is np.False_`` its negation, never another object. None for other operands."""
         for traced, other in ((left, right), (right, left)):
             meta = traced.node.meta if isinstance(traced, ArrayProxy) else None
-            if meta is not None and meta.pytype is bool and not isinstance(other, ArrayProxy):
+            if meta is None:
+                continue
+            if meta.pytype is bool and not isinstance(other, ArrayProxy):
                 self.tracer.refuse_ambiguous(traced)
                 if other is True or other is False:
                     return traced if other else self.not_(traced)
                 return False
+            singleton = self._input_value(other)  # np.False_ read from a module: an input
+            if meta.pytype is None and meta.scalar and np.dtype(meta.dtype) == np.bool_ \
+                    and (singleton is np.True_ or singleton is np.False_) \
+                    and self._input_value(traced) is traced:
+                self.tracer.refuse_ambiguous(traced)
+                return self.not_(traced) if singleton is np.False_ \
+                    else self.not_(self.not_(traced))
         return None
+
+    def _input_value(self, value: Any) -> Any:
+        """The outside object an input's stand-in holds (``value`` itself for anything else)."""
+        if isinstance(value, ArrayProxy):
+            return next((v for node, _, v in self.tracer.inputs if node is value.node), value)
+        return real_object(self.tracer, value)
 
     def _guard_identity(self, left: Any, right: Any, same: bool) -> None:
         """``a is b`` on two stand-ins of outside objects: guard the answer (one object read
