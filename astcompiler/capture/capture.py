@@ -29,7 +29,8 @@ from .sizes.symbolic import SymBool, SymInt
 from .tracer import Tracer, compiling_scope
 
 # How the return value is rebuilt: ("out", i) | ("const", v) | ("tuple"|"list", [..]) |
-# ("dict", keys, [..]) | ("ref", var) (an outside object) | ("bind", var, spec) | ("var", var)
+# ("dict", keys, [..]) | ("ref", var) (an outside object) | ("bind", var, spec) | ("var", var) |
+# ("py", type, spec) (a Python number) | ("py_unless", type, spec, flag) (NumPy's where flag is true)
 OutputSpec = tuple
 
 
@@ -114,11 +115,15 @@ class _Outputs:
         elif isinstance(value, SymBool):
             value = bool(value)
         if isinstance(value, ArrayProxy):
-            self.tracer.refuse_ambiguous(value)  # its Python type is decided by the data
+            tag = self.tracer.tags.get(value.node)
+            if tag is None:
+                self.tracer.refuse_ambiguous(value)  # its Python type is decided by the data
             index = self._index.get(value.node)
             if index is None:
                 index = self._index[value.node] = len(self.nodes)
                 self.nodes.append(value.node)
+            if tag is not None:  # NumPy's type when the tag is true, else a Python number
+                return ("py_unless", tag.pytype, ("out", index), self.spec(tag.numpy))
             pytype = value.node.meta.pytype if value.node.meta is not None else None
             return ("py", pytype, ("out", index)) if pytype is not None else ("out", index)
         if isinstance(value, LocalObject):  # made by the compiled code: a new one per call

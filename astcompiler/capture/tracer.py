@@ -24,6 +24,7 @@ from .proxy import ArrayProxy
 from .sizes.shape_env import ShapeEnv
 from .state import compiling_scope, is_compiling  # noqa: F401 (re-exported)
 from .sources import Source
+from .type_tags import TypeTag, result_tag
 
 
 def _map_proxies(value: Any, fn: Callable[[ArrayProxy], Any]) -> Any:
@@ -127,6 +128,8 @@ class Tracer:
         # values whose Python type the data decides (after a loop that may run zero times):
         # node -> (why, whether storing it into an array is still exact)
         self.ambiguous: dict[Node, tuple[str, bool]] = {}
+        # those of them whose type a traced bool tells at run time (capture/type_tags.py)
+        self.tags: dict[Node, TypeTag] = {}
         # node -> its traced value, kept while ac.grad captures a function (autodiff/)
         self.proxy_log: dict[Node, ArrayProxy] | None = None
 
@@ -263,8 +266,7 @@ class Tracer:
             error.__ac_from_numpy__ = True  # type: ignore[attr-defined]
             raise
         args, kwargs = self._materialize_sizes((args, kwargs))
-        if self.ambiguous:
-            self._refuse_ambiguous_operands(op, args, kwargs)
+        typed_by = self._ambiguous_operands(op, args, kwargs, python) if self.ambiguous else None
         out = kwargs.pop("out", None)
         if isinstance(out, tuple):
             out = out[0] if len(out) == 1 else out
@@ -302,6 +304,8 @@ class Tracer:
         if python and isinstance(result, np.generic) and _all_python(args, kwargs):
             result = result.item()  # Python scalars in, a Python scalar out (as in eager Python)
         proxy = self._wrap_result(op, node_args, node_kwargs, result, origin)
+        if typed_by is not None and isinstance(proxy, ArrayProxy):
+            self._tag_result(proxy, *typed_by)
         if isinstance(proxy, ArrayProxy):
             proxy.node.operator = python  # replayed as the operator on NumPy scalars
             if may_set_fp_flags(proxy.node):
@@ -341,17 +345,44 @@ class Tracer:
             raise GraphBreak(mark[0])
         return proxy
 
-    def _refuse_ambiguous_operands(self, op: OpDef, args: tuple, kwargs: dict) -> None:
-        """Every operand, except a value of the right kind stored into an array."""
+    def _ambiguous_operands(self, op: OpDef, args: tuple, kwargs: dict,
+                            python: bool) -> tuple[list[TypeTag], type, str] | None:
+        """Refuse every ambiguous operand (a graph break) except a value of the right kind
+        stored into an array, and a tagged operand of an op ``type_tags.result_tag`` models:
+        then (tags, Python type, why) for the result's own tag, or None."""
         store = op.store(args, kwargs) if op.store is not None else None
         stored = store.value_arg if store is not None else None
+        tagged = False
         for index, arg in enumerate(args):
             mark = self.ambiguous.get(arg.node) if isinstance(arg, ArrayProxy) else None
             if mark is not None and index == stored and mark[1] \
                     and isinstance(args[0], ArrayProxy) and not args[0].is_scalar:
                 continue
+            if mark is not None and arg.node in self.tags and stored is None:
+                tagged = True
+                continue
             self.refuse_ambiguous(arg)
         self.refuse_ambiguous(kwargs)
+        if not tagged:
+            return None
+        typed = result_tag(op, python, args, self.tags)
+        if typed is None:
+            return None
+        why = next(self.ambiguous[a.node][0] for a in args
+                   if isinstance(a, ArrayProxy) and a.node in self.tags)
+        return typed[0], typed[1], why
+
+    def _tag_result(self, proxy: ArrayProxy, tags: list[TypeTag], pytype: type, why: str) -> None:
+        """The result is NumPy's when any tagged operand is; else a Python ``pytype``."""
+        flag = tags[0].numpy
+        for tag in tags[1:]:
+            flag = self.call_op("logical_or", (flag, tag.numpy), {})
+        self.tag_value(proxy, flag, pytype, why)
+
+    def tag_value(self, value: ArrayProxy, numpy: ArrayProxy, pytype: type, why: str) -> None:
+        """``value`` is NumPy-typed when ``numpy`` is true at run time, else a ``pytype``."""
+        self.tags[value.node] = TypeTag(numpy, pytype)
+        self.ambiguous[value.node] = (why, value.dtype.kind in "fc")
 
     def guard_writeable(self, target: ArrayProxy) -> None:
         """A write into ``target`` relies on whether the input it views is writeable: guarded

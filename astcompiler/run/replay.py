@@ -47,6 +47,9 @@ def _output_expr(spec: tuple, consts: dict[str, Any]) -> str:
         return name
     if kind == "py":  # a Python scalar computed by the graph (a counter, a loop index)
         return f"{spec[1].__name__}({_output_expr(spec[2], consts)})"
+    if kind == "py_unless":  # a number whose type the data decided: NumPy's where the flag is true
+        value = _output_expr(spec[2], consts)
+        return f"({value} if {_output_expr(spec[3], consts)} else {spec[1].__name__}({value}))"
     if kind == "tuple":
         items = [_output_expr(s, consts) for s in spec[1]]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

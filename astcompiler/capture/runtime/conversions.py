@@ -11,7 +11,9 @@ with ComplexWarning: that stays the proxy's graph break).
 extreme item (``if item > best: best = item``), so ``max(nan, 1.0)`` is nan and
 ``max(1.0, nan)`` is 1.0. Two NumPy scalars of one dtype become ``where(item > best, item,
 best)``; two Python numbers of one type Python's own ``maximum``/``minimum``; items of different
-types a branch on the comparison (``runtime.ifexp``), since the result's type is the item chosen.
+types a branch on the comparison (``runtime.ifexp``), since the result's type is the item chosen;
+a Python number and a NumPy scalar of its default dtype (``max(best, x[i])`` after ``best = 0.0``)
+a ``where`` whose result carries a flag saying which was picked (``capture/type_tags.py``).
 A ``key=`` function, or an item that is not a number, leaves the call to the builtin.
 """
 
@@ -25,6 +27,7 @@ import numpy as np
 from ...ops.python_scalars import PYTHON_CONVERSIONS
 from ..proxy import ArrayProxy
 from ..sizes.symbolic import SymInt
+from ..type_tags import numpy_typed, python_type_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import Runtime
@@ -117,6 +120,9 @@ def _pick(runtime: "Runtime", largest: bool, item: Any, best: Any) -> Any:
     if not isinstance(item, ArrayProxy) and not isinstance(best, ArrayProxy):
         return item if better() else best
     tracer = runtime.tracer
+    twin = _twin_type(tracer.tags, item, best)
+    if twin is not None:
+        return _pick_twin(tracer, better(), item, best, twin)
     kinds = _number_type(item), _number_type(best)
     if kinds[0] == kinds[1] and isinstance(kinds[0], np.dtype):
         chosen = tracer.call_op("where", (better(), item, best), {})
@@ -124,6 +130,38 @@ def _pick(runtime: "Runtime", largest: bool, item: Any, best: Any) -> Any:
     if kinds[0] is kinds[1] and kinds[0] in _REAL_PYTHON:
         return tracer.call_op("maximum" if largest else "minimum", (best, item), {}, python=True)
     return runtime.ifexp(better(), lambda: item, lambda: best)
+
+
+def _twin_type(tags: dict, item: Any, best: Any) -> type | None:
+    """The Python type ``P`` when the two items are a Python ``P`` and a NumPy scalar of its
+    default dtype (``0.0`` and ``np.float64``), either of them possibly tagged (``type_tags``):
+    the value chosen has one dtype and a type the data decides."""
+    numpy = [numpy_typed(tags, v) for v in (item, best)]
+    if any(n is None for n in numpy) or all(n is True for n in numpy) \
+            or all(n is False for n in numpy):
+        return None
+    pytypes = {python_type_of(tags, v) for v in (item, best)} - {None}
+    if len(pytypes) != 1:
+        return None
+    (pytype,) = pytypes
+    if pytype not in (int, float):
+        return None
+    default = np.asarray(pytype(0)).dtype
+    dtypes = {v.dtype if isinstance(v, (ArrayProxy, np.generic)) else default for v in (item, best)}
+    return pytype if dtypes == {default} else None
+
+
+def _pick_twin(tracer: Any, better: Any, item: Any, best: Any, pytype: type) -> Any:
+    """``item if better else best`` as a NumPy scalar, tagged with whether it is NumPy's."""
+    chosen = tracer.call_op("where", (better, item, best), {})
+    chosen = chosen if chosen.is_scalar else chosen[()]
+    numpy = tracer.call_op("where", (better, numpy_typed(tracer.tags, item),
+                                     numpy_typed(tracer.tags, best)), {})
+    numpy = numpy if numpy.is_scalar else numpy[()]
+    tracer.tag_value(chosen, numpy, pytype,
+                     f"max/min of a Python {pytype.__name__} and a NumPy scalar returns the item "
+                     "it picks, so the type depends on the data; this use of it runs in Python")
+    return chosen
 
 
 def extremum(runtime: "Runtime", largest: bool, args: tuple, kwargs: dict) -> Any:

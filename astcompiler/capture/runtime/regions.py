@@ -5,6 +5,11 @@ loop index), recording a subgraph; values of enclosing graphs it reads become ex
 state's types come from a small fixpoint: a first pass finds which variables the body changes and
 what it changes them to, later passes capture with typed placeholders until input and output
 types agree (``s = 0`` then ``s = s + x[i]`` carries a float).
+
+A variable that is a Python number on some paths and the NumPy scalar of its default dtype on
+others (``best = 0.0`` before a loop whose branch sets ``best = x[i]``) is carried as the NumPy
+type with one more state variable beside it, ``__ac_isnp_best``, true once it holds NumPy's type
+(``capture/type_tags.py``); the value after the region is tagged with it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from ...graph import Graph, Node, RegionInfo, TensorMeta
 from ...source.origins import current_origin
 from ..proxy import ArrayProxy
 from ..tracer import Scope, python_meta
+from ..type_tags import numpy_typed, python_type_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import Runtime
@@ -129,6 +135,10 @@ class RegionBuilder:
         # variables whose value the statement neither reads on entry nor leaves to a reader
         # (rewrite/liveness.py): not carried, they keep their value from before it
         self.unused = [k for k, name in enumerate(self.names) if name in unused]
+        self.n_user = len(self.names)  # the program's variables; type tags follow them
+        self.tag_slots: dict[int, tuple[int, type, str]] = {}  # k -> (its tag's index, type, why)
+        self.maybe_python: dict[int, type] = {}  # k -> the Python type some pass left in it
+        self.untagged: dict[int, str] = {}  # k -> why: a type the data decides, that no tag tells
 
     # ----- capture passes --------------------------------------------------------------------
     def _state_inputs(self, scope: Scope) -> list[Any]:
@@ -149,18 +159,74 @@ class RegionBuilder:
             if leading is not None:
                 leading(scope)
             inputs = self._state_inputs(scope)
-            outputs, extra = run(scope, inputs)
+            self._tag_inputs(inputs)
+            outputs, extra = run(scope, inputs[:self.n_user])
+            outputs = list(outputs)
+            for k in self.unused:
+                outputs[k] = inputs[k]
+            outputs += self._output_tags(outputs)
         finally:
             self.tracer.pop_scope()
-        outputs = list(outputs)
-        for k in self.unused:
-            outputs[k] = inputs[k]
         return Pass(scope, inputs, outputs, list(extra))
+
+    # ----- type tags (capture/type_tags.py) -------------------------------------------------
+    def _tag_inputs(self, inputs: list[Any]) -> None:
+        for k, (t, pytype, why) in self.tag_slots.items():
+            if isinstance(inputs[k], ArrayProxy) and isinstance(inputs[t], ArrayProxy):
+                self.tracer.tag_value(inputs[k], inputs[t], pytype, why)
+
+    def _output_tags(self, outputs: list[Any]) -> list[Any]:
+        """Each tagged variable's tag after this pass; notes the variables a pass left a
+        Python number (or a tagged value) in."""
+        tags = self.tracer.tags
+        for k in range(self.n_user):
+            numpy = numpy_typed(tags, outputs[k])
+            pytype = python_type_of(tags, outputs[k])
+            if numpy is not True and numpy is not None and pytype in (int, float):
+                self.maybe_python.setdefault(k, pytype)
+        found = [numpy_typed(tags, outputs[k]) for k in self.tag_slots]
+        return [True if numpy is None else numpy for numpy in found]
+
+    def add_tag_slot(self, k: int, pytype: type, why: str) -> None:
+        """Carry a tag beside variable ``k``: true where it holds its NumPy type."""
+        t = len(self.names)
+        self.names.append(f"__ac_isnp_{self.names[k]}")
+        init = numpy_typed(self.tracer.tags, self.init[k])
+        self.init.append(True if init is None else init)
+        self.metas[t] = TensorMeta((), np.dtype(bool), True)
+        self.tag_slots[k] = (t, pytype, why)
+
+    def drop_tag_slots(self) -> None:
+        for t, _, _ in self.tag_slots.values():
+            del self.metas[t]
+        del self.names[self.n_user:], self.init[self.n_user:]
+        self.tag_slots.clear()
+
+    def twin(self, k: int, pytype: type | None) -> bool:
+        """Variable ``k`` is carried as the NumPy scalar of ``pytype``'s default dtype."""
+        meta = self.metas.get(k)
+        return pytype in (int, float) and meta is not None and meta.pytype is None \
+            and meta.shape == () and meta.scalar and meta.dtype == np.asarray(pytype(0)).dtype
+
+    def retrace_with_tags(self, candidates: dict[int, tuple[type, str]],
+                          trace_all: Callable[[], list[Pass]]) -> list[Pass] | None:
+        """The passes again with a tag beside each candidate variable; None (and no tags) when
+        the body uses one of them in a way the tags do not model (a graph break there)."""
+        if not candidates:
+            return None
+        for k, (pytype, why) in candidates.items():
+            self.add_tag_slot(k, pytype, why)
+        try:
+            return self.fixpoint(trace_all)
+        except GraphBreak:
+            self.drop_tag_slots()
+            self.untagged = {k: why for k, (_, why) in candidates.items()}
+            return None
 
     def update_metas(self, passes: Sequence[Pass]) -> bool:
         """Fold the passes' outputs into the state types; True when anything changed."""
         changed = False
-        for k, name in enumerate(self.names):
+        for k, name in enumerate(self.names[:self.n_user]):
             for p in passes:
                 before, after = p.inputs[k], p.outputs[k]
                 if after is before or is_undefined(after):
@@ -285,7 +351,13 @@ class RegionBuilder:
             out = graph.call("getitem", (node, index), {}, meta, self.origin)
             after[k] = ArrayProxy(self.tracer, out, example_for(meta, self.init[k]))
             self._keep_ambiguous(passes, k, out)
-        return after
+        for k, (t, pytype, why) in self.tag_slots.items():
+            if isinstance(after[k], ArrayProxy) and isinstance(after[t], ArrayProxy):
+                self.tracer.tag_value(after[k], after[t], pytype, why)
+        for k, why in self.untagged.items():  # only storing it into an array stays exact
+            if isinstance(after[k], ArrayProxy):
+                self.tracer.ambiguous[after[k].node] = (why, after[k].dtype.kind in "fc")
+        return after[:self.n_user]
 
     def _keep_ambiguous(self, passes: Sequence[Pass], k: int, out: Node) -> None:
         """A carried value whose type a loop inside left to the data stays so after this one."""
@@ -361,8 +433,37 @@ def _retype_message(builder: RegionBuilder, changed: list[int], kind: str) -> st
 
 def _ambiguous(builder: RegionBuilder, dead: Sequence[str]) -> list[int]:
     """Carried variables whose type after a loop depends on whether it ran (a Python number that
-    the body makes a NumPy scalar, a variable the loop binds) and that are read after it."""
-    return [k for k in _retyped(builder) if builder.names[k] not in dead]
+    the body makes a NumPy scalar, a variable the loop binds) and that are read after it, and
+    that no type tag tells."""
+    return [k for k in _retyped(builder)
+            if builder.names[k] not in dead and k not in builder.tag_slots]
+
+
+def _loop_tag_candidates(builder: RegionBuilder, dead: Sequence[str],
+                         runs: bool | None) -> dict[int, tuple[type, str]]:
+    """Variables read after a loop that hold a Python number or its NumPy twin there depending
+    on the data: a Python number before a loop that may not run, or one some path of the body
+    leaves in it (``if x[i] > best: best = x[i]``, ``best = max(best, x[i])``)."""
+    found = {}
+    tags = builder.tracer.tags
+    for k in builder.carried():
+        name = builder.names[k]
+        if k >= builder.n_user or name.startswith("__ac_") or name in dead \
+                or is_undefined(builder.init[k]):
+            continue
+        numpy = numpy_typed(tags, builder.init[k])
+        before = python_type_of(tags, builder.init[k]) if numpy is not True else None
+        inside = builder.maybe_python.get(k)
+        if inside is None and (numpy is True or runs is True):
+            continue  # NumPy's type after every iteration, and the loop runs
+        if before is not None and inside is not None and before is not inside:
+            continue
+        pytype = inside or before
+        if builder.twin(k, pytype):
+            found[k] = (pytype, f"{name!r} is a Python {pytype.__name__} or a NumPy scalar after "
+                                "a compiled loop, depending on the data (Python keeps the type "
+                                "of the value it last assigned); this use of it runs in Python")
+    return found
 
 
 def _runs(tracer: Any, bounds: tuple[Any, Any, Any]) -> bool | None:
@@ -473,12 +574,16 @@ def for_region(runtime: "Runtime", bounds: tuple[Any, Any, Any], item: Callable[
     enter = extra_test() if extra_test is not None else True
     if enter is False:
         return
-    changed: list[int] = []
-    if _retyped(builder):
-        runs = _runs(builder.tracer, bounds)
-        if runs is False:
-            return  # decided (a guard): the loop does not run, the variables keep their values
-        changed = _ambiguous(builder, dead) if runs is None else []
+    runs = _runs(builder.tracer, bounds) if _retyped(builder) else True
+    if runs is False:
+        return  # decided (a guard): the loop does not run, the variables keep their values
+    tagged = builder.retrace_with_tags(_loop_tag_candidates(builder, dead, runs),
+                                       lambda: [builder.trace(run, leading)])
+    if tagged is not None:
+        passes, final = tagged, tagged[0]
+        if set_state is not None:
+            set_state(tuple(init))
+    changed = _ambiguous(builder, dead) if runs is None else []
     body_graph = builder.finish_subgraph(final, [final.extra[0]])
     after = builder.emit([*bounds, enter], {"body": body_graph}, passes)
     _mark_ambiguous(builder, after, changed, "loop")
@@ -512,7 +617,12 @@ def while_region(runtime: "Runtime", test: Callable[[], Any], body: Callable[[],
         body()
         return (list(get_state()) if get_state is not None else []), []
 
-    passes = builder.fixpoint(lambda: [builder.trace(run_cond), builder.trace(run_body)])
+    def trace_all() -> list[Pass]:
+        return [builder.trace(run_cond), builder.trace(run_body)]
+
+    passes = builder.fixpoint(trace_all)
+    passes = builder.retrace_with_tags(_loop_tag_candidates(builder, dead, None), trace_all) \
+        or passes
     if set_state is not None:
         set_state(tuple(init))
     changed = _ambiguous(builder, dead)
@@ -552,6 +662,8 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
         set_state(tuple(init))
     _check_branches(builder, first)
     passes = builder.fixpoint(trace_both, first)
+    passes = builder.retrace_with_tags(_branch_tag_candidates(builder, first), trace_both) \
+        or passes
     if set_state is not None:
         set_state(tuple(init))
     true_graph = builder.finish_subgraph(passes[0])
@@ -562,14 +674,39 @@ def if_region(runtime: "Runtime", condition: ArrayProxy, true_fn: Callable[[], N
         set_state(tuple(after))
 
 
+def _branch_tag_candidates(builder: RegionBuilder,
+                           first: Sequence[Pass]) -> dict[int, tuple[type, str]]:
+    """Variables that one branch leaves a Python number (or a tagged value) and the other its
+    NumPy twin (``if x[i] > best: best = x[i]`` after ``best = 0.0``): carried with a tag."""
+    found = {}
+    tags = builder.tracer.tags
+    for k in builder.carried():
+        outputs = [p.outputs[k] for p in first]
+        if k >= builder.n_user or any(is_undefined(v) for v in outputs):
+            continue
+        numpy = [numpy_typed(tags, v) for v in outputs]
+        if any(n is None for n in numpy) or all(n is True for n in numpy) \
+                or all(n is False for n in numpy):
+            continue
+        pytypes = {python_type_of(tags, v) for v in outputs} - {None}
+        pytype = pytypes.pop() if len(pytypes) == 1 else None
+        if builder.twin(k, pytype):
+            name = builder.names[k] if not builder.names[k].startswith("__ac_") else "the value"
+            found[k] = (pytype, f"{name!r} is a Python {pytype.__name__} after one branch of an "
+                                "`if` on array data and a NumPy scalar after the other; this use "
+                                "of it runs in Python")
+    return found
+
+
 def _mark_twins(builder: RegionBuilder, first: Sequence[Pass], after: list[Any]) -> None:
     """A variable that is a Python number in one branch and its NumPy twin in the other
     (``v = float(v)`` on one side) is carried as the NumPy type: its Python type after the `if`
     is the data's, so only storing it into an array stays exact (``tracer.ambiguous``)."""
-    for k, name in enumerate(builder.names):
+    for k, name in enumerate(builder.names[:builder.n_user]):
         metas = [value_meta(p.outputs[k]) for p in first]
         value = after[k]
-        if None in metas or metas[0] == metas[1] or not isinstance(value, ArrayProxy):
+        if None in metas or metas[0] == metas[1] or not isinstance(value, ArrayProxy) \
+                or k in builder.tag_slots:
             continue
         builder.tracer.ambiguous[value.node] = (
             f"{name!r} is {metas[0].short()} in one branch of an `if` on array data and "
@@ -602,13 +739,18 @@ def choice_region(runtime: "Runtime", condition: ArrayProxy, when_true: Callable
                          f"{metas[0].short()} and {metas[1].short()}; Python keeps each type, so "
                          "it runs in Python")
     passes = builder.fixpoint(trace_both, first)
+    passes = builder.retrace_with_tags(_branch_tag_candidates(builder, first), trace_both) \
+        or passes
     true_graph = builder.finish_subgraph(passes[0])
     false_graph = builder.finish_subgraph(passes[1])
     (result,) = builder.emit([condition], {"true": true_graph, "false": false_graph}, passes)
     taken = first[0] if bool(condition.example) else first[1]
     chosen = ArrayProxy(builder.tracer, result.node,
                         example_for(builder.metas[0], taken.outputs[0]))
-    if mixed:  # a Python number or its NumPy twin: exact only stored into an array
+    tag = builder.tracer.tags.get(result.node)
+    if tag is not None:  # chosen stands for the result: the same node
+        builder.tracer.tag_value(chosen, tag.numpy, tag.pytype, builder.tag_slots[0][2])
+    elif mixed:  # a Python number or its NumPy twin: exact only stored into an array
         builder.tracer.ambiguous[chosen.node] = (
             f"the sides of {what} on array data give {metas[0].short()} and "
             f"{metas[1].short()}; Python keeps each type, so this use of it runs in Python",

@@ -31,6 +31,7 @@ from .cpu import KernelCode
 from .oprules_common import number_source
 
 __all__ = ["NUMPY_STEP", "float_sum", "layout_sensitive", "numpy_step_source", "numpy_sum_source",
+           "whole_1d_sum",
            "step_source"]
 
 NUMPY_STEP = '''
@@ -113,6 +114,22 @@ def float_sum(node: Node) -> bool:
     op = REGISTRY.ops.get(node.target) if node.op == "call" else None
     return op is not None and op.reduction is not None and op.reduction.merge == "{a} + {b}" \
         and node.meta is not None and np.dtype(node.meta.dtype).kind in "fc"
+
+
+def whole_1d_sum(node: Node) -> bool:
+    """A plain float sum (no ``finalize``: not a mean) of all of a 1-D real array, in its own
+    dtype: NumPy's ``pairwise_sum`` of the elements in order (``pairwise.sum_1d``)."""
+    op = REGISTRY.ops.get(node.target) if node.op == "call" else None
+    if not float_sum(node) or op.reduction.finalize != "{acc}" or op.reduction.two_pass \
+            or not node.args or not isinstance(node.args[0], Node):
+        return False
+    operand, kwargs = node.args[0], node.kwargs
+    if operand.meta is None or operand.meta.ndim != 1 or len(node.args) > 1 \
+            or np.dtype(operand.meta.dtype).kind != "f" \
+            or np.dtype(operand.meta.dtype) != np.dtype(node.meta.dtype):
+        return False
+    return set(kwargs) <= {"axis", "keepdims", "dtype"} and kwargs.get("axis") in (None, 0, -1) \
+        and not kwargs.get("keepdims") and node.meta.ndim == 0
 
 
 def layout_sensitive(node: Node) -> bool:

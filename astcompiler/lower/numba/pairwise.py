@@ -23,6 +23,7 @@ flattened twins of ``flat_sums.py`` their collapsed views of N-d operands.
 from __future__ import annotations
 
 import numba
+import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
@@ -37,7 +38,7 @@ _STARTS, _BLOCKS, _PROGRAM, _NODES = 8, 48, 88, 168  # a plan's layout: offsets 
 _NEXT = 4  # in the first plan: the slot the next new length replaces
 
 __all__ = ["block_sum8", "block_sums4", "pairwise_sum", "pairwise_level", "plan_tree", "flat_view",
-           "CHUNK", "STACK", "VALUES", "LEAF", "PLAN"]
+           "sum_1d", "SUM_1D_IMPORT", "CHUNK", "STACK", "VALUES", "LEAF", "PLAN"]
 
 
 def _tree8(builder, r):
@@ -260,6 +261,22 @@ def pairwise_sum(buf, lo, n, stack, vals, at):
                 if size > LEAF else leaf_sum(buf, start, size, vals, count)
             count += 1
     return vals[at]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def sum_1d(a):
+    """NumPy's ``a.sum()`` of a 1-D float array of positive stride (a loop's ``data[lo:hi]``):
+    NumPy adds its elements in order by ``pairwise_sum``, on a strided run as on a copy."""
+    buf = a if a.strides[0] == a.itemsize else np.ascontiguousarray(a)
+    stack = np.zeros(PLAN, np.int64)
+    vals = np.empty(VALUES, a.dtype)
+    total = pairwise_sum(buf, 0, buf.shape[0], stack, vals, 0)
+    vals[0] = 0  # the reduction's initial 0, in a's dtype (-0.0 sums are 0.0, as in NumPy)
+    return vals[0] + total
+
+
+# loop code's import of it (``structured._Emitter.numpy_sum``)
+SUM_1D_IMPORT = "\nfrom astcompiler.lower.numba.pairwise import sum_1d as _ac_sum_1d\n"
 
 
 @numba.njit(cache=True, error_model="numpy")

@@ -30,7 +30,8 @@ from .bounds import INDEX_HELPERS, CheckedIndices, ValueRanges, proven_inside
 from .optable import NotLowerable, loop_source, region_result, value_range, zero_rerun
 from .oprules_common import all_nodes, mutates, number_source
 from .loop_kernels import LoopKernels
-from .loop_numpy import NUMPY_STEP, numpy_sum_source
+from .loop_numpy import NUMPY_STEP, numpy_sum_source, whole_1d_sum
+from .pairwise import SUM_1D_IMPORT
 from .plan import KernelStep, Plan, proven_shapes, written_placeholders
 from .rebuild import StructuredRebuild, fix_spec
 from .scalar import python_int_bounds, type_name
@@ -229,7 +230,12 @@ class _Emitter:
         source, inputs = made
         self.helpers.update({NUMPY_STEP, source})
         args = ", ".join(self.value(v) for v in inputs)
-        self.emit(indent, f"{name} = _ac_numpy_{name}({args})  # NumPy's order of this sum", node)
+        call = f"_ac_numpy_{name}({args})"
+        if whole_1d_sum(node):  # NumPy's order, in numba (a positive stride: NumPy's iteration)
+            self.helpers.add(SUM_1D_IMPORT)
+            operand = self.value(node.args[0])
+            call = f"_ac_sum_1d({operand}) if {operand}.strides[0] > 0 else {call}"
+        self.emit(indent, f"{name} = {call}  # NumPy's order of this sum", node)
         return True
 
     def expression(self, node: Node) -> str | None:
