@@ -21,6 +21,8 @@ from ..source.origins import current_origin
 from .fp_effects import may_set_fp_flags, user_place
 from .guard_facts import GuardSet
 from .proxy import ArrayProxy
+from .sizes.data_lengths import (define_lengths, has_data_bounds, read_at_run_time,
+                                 readable_length)
 from .sizes.shape_env import ShapeEnv
 from .state import compiling_scope, is_compiling  # noqa: F401 (re-exported)
 from .sources import Source
@@ -56,14 +58,16 @@ def quiet_examples() -> Iterator[None]:
 
 
 def _zero_example(proxy: ArrayProxy) -> Any:
-    """A zero of ``proxy``'s type, for scalars (a region's stand-in values); arrays as they are."""
+    """A zero of ``proxy``'s type, for scalars (a region's stand-in values); arrays as they are,
+    except an empty one, zeros with its empty sizes made 1 (the traced row of a CSR matrix
+    was empty: ``vals[j]`` in a loop over it is typed on a stand-in element)."""
     example = proxy.example
     if isinstance(example, np.generic):
         return example.dtype.type(0)
     if type(example) in _PYTHON_SCALARS:
         return type(example)(0)
-    if isinstance(example, np.ndarray) and example.ndim == 0:
-        return np.zeros_like(example)
+    if isinstance(example, np.ndarray) and (example.ndim == 0 or example.size == 0):
+        return np.zeros(tuple(max(d, 1) for d in example.shape), example.dtype)
     return example
 
 
@@ -130,6 +134,8 @@ class Tracer:
         self.ambiguous: dict[Node, tuple[str, bool]] = {}
         # those of them whose type a traced bool tells at run time (capture/type_tags.py)
         self.tags: dict[Node, TypeTag] = {}
+        # (dimension, bounds...) -> the unbacked length of a slice with bounds read from data
+        self.data_lengths: dict[tuple, Any] = {}
         # node -> its traced value, kept while ac.grad captures a function (autodiff/)
         self.proxy_log: dict[Node, ArrayProxy] | None = None
 
@@ -499,7 +505,17 @@ class Tracer:
         if meta.dtype.kind in "OUSV":
             raise GraphBreak(f"arrays of dtype {meta.dtype} are not supported")
         node = self.graph.call(op.name, node_args, node_kwargs, meta, origin)
-        return ArrayProxy(self, node, result)
+        proxy = ArrayProxy(self, node, result)
+        define_lengths(self, proxy)
+        return proxy
+
+    def run_time_length(self, expr: Any) -> bool:
+        """A data-bounded slice's length, readable here (``sizes/data_lengths.py``)."""
+        return readable_length(self, expr)
+
+    def read_at_run_time(self, expr: Any) -> bool:
+        """``expr`` involves such lengths: computed at run time, not guarded."""
+        return read_at_run_time(self, expr)
 
     def _symbolic_meta(self, op: OpDef, node_args: tuple, node_kwargs: dict,
                        meta: TensorMeta | None) -> TensorMeta | None:
@@ -509,7 +525,7 @@ class Tracer:
             return None
         inputs = _flat_nodes((node_args, node_kwargs))
         symbolic = any((n.meta is not None and not _static(n.meta.shape)) or n in self.node_exprs
-                       for n in inputs)
+                       for n in inputs) or (op.subscript and has_data_bounds(self, node_args))
         data_dependent = op.data_dependent_shape is not None \
             and op.data_dependent_shape(node_args, node_kwargs)
         if not data_dependent and not symbolic:

@@ -10,9 +10,10 @@ value, and the entry returns ``value if tag else float(value)``.
 Such a value is in ``Tracer.ambiguous`` too, so any use this module does not model exactly stays
 a graph break. Modeled: storing it into an array, returning it, any op with a NumPy operand
 (NumPy's promotion makes that result NumPy's whatever the tagged value's type), comparisons, and
-Python's float operators that give NumPy's float64 value on every special value without raising
-(``+``, ``-``, ``*``, ``abs``, ``-v``; not ``/``, ``//``, ``%``, ``**``, which raise on zero or
-overflow in Python): their result is tagged in turn. One difference stays: a float ``+``/``*``
+Python's float operators that give NumPy's float64 value on every special value of the tagged
+operand (and the program's number constants) without raising (``+``, ``-``, ``*``, ``abs``,
+``-v``, ``v / 2.0``, ``v / 100``; not ``v / w``, ``v % w`` of a traced ``w``, ``v ** w``, which raise on a zero
+or on overflow in Python): their result is tagged in turn. One difference stays: a float ``+``/``*``
 that overflows to infinity warns in NumPy, and would warn here where the value was Python's.
 Python ints are modeled in comparisons only (their arithmetic does not wrap at 64 bits).
 """
@@ -84,8 +85,10 @@ def result_tag(op: OpDef, python: bool, args: tuple, tags: dict) -> tuple[list[T
     if not python or any(numpy_typed(tags, a) is not False for a in others):
         return None  # NumPy's function, or NumPy's promotion with a NumPy operand
     kinds = tuple(python_type_of(tags, a) for a in args)
-    modeled = op.comparison or (op.kind == "pointwise" and set(kinds) == {float}
-                                and float_operator_agrees(op.name, len(args)))
+    constants = tuple(a if type(a) in (int, float) else None for a in args)
+    traced_kinds = {k for k, c in zip(kinds, constants) if c is None}
+    modeled = op.comparison or (op.kind == "pointwise" and traced_kinds == {float}
+                                and float_operator_agrees(op.name, constants))
     result = python_result_type(op.name, kinds, tuple(None for _ in args)) if modeled else None
     if result is None:
         raise GraphBreak(f"{op.name} of a value that is a Python {tagged[0].pytype.__name__} or a "
@@ -97,14 +100,16 @@ def result_tag(op: OpDef, python: bool, args: tuple, tags: dict) -> tuple[list[T
 _SPECIAL = (0.0, -0.0, 1.5, -2.0, 1e308, float("inf"), float("-inf"), float("nan"))
 
 
-@functools.lru_cache(maxsize=None)
-def float_operator_agrees(name: str, arity: int) -> bool:
+@functools.lru_cache(maxsize=1024)
+def float_operator_agrees(name: str, constants: tuple) -> bool:
     """Python's operator ``op.python`` on floats gives NumPy's float64 result (value and sign of
-    zero, NaN for NaN) on every pair of special values, and never raises (``1.0 / 0.0`` does)."""
+    zero, NaN for NaN) and never raises (``1.0 / x`` does for a zero ``x``), for every special
+    value of each traced operand (``None`` in ``constants``) and the program's constants."""
     op = REGISTRY.ops.get(name)
     if op is None or op.python is None:
         return False
-    for values in itertools.product(_SPECIAL, repeat=arity):
+    choices = [_SPECIAL if c is None else (c,) for c in constants]
+    for values in itertools.product(*choices):
         try:
             python = op.python(*values)
         except Exception:  # noqa: BLE001 - Python raises where NumPy gives inf or nan

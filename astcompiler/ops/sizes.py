@@ -28,6 +28,7 @@ class RuleContext(Protocol):  # pragma: no cover - an interface
     def evaluate(self, relation: Any) -> bool: ...
     def simplify(self, expr: Any) -> Any: ...
     def unbacked(self, name: str) -> Any: ...
+    def data_length(self, key: tuple) -> Any: ...
     def is_unbacked(self, expr: Any) -> bool: ...
 
 
@@ -97,7 +98,9 @@ def slice_length(ctx: RuleContext, dim: Any, s: slice) -> Any:
     start = ctx.value_expr(s.start) if s.start is not None else None
     stop = ctx.value_expr(s.stop) if s.stop is not None else None
     if (s.start is not None and start is None) or (s.stop is not None and stop is None):
-        return None
+        # a bound read from array data (``data[indptr[i]:indptr[i + 1]]``): a length only the
+        # run knows, one symbol for one (dimension, bounds) pair
+        return ctx.data_length((dim, s.start, s.stop, step))
     dim = sympy.sympify(dim)
 
     def clamp(bound: Any, default: Any) -> Any:

@@ -1,10 +1,12 @@
 """Float sums of 1-D values in loop code: NumPy's pairwise order, in numba.
 
 A loop over the rows of a CSR matrix sums ``data[lo:hi]``, whose length changes from row to
-row. The kernel planned for the traced row's length serves the rows of that length only; the
+row. The kernel planned for the traced row's length served the rows of that length only; the
 others summed in an ``objmode`` block calling NumPy (exact, but about 2 us a row: the compiled
-``csr_row_norms`` ran at 0.35x of the plain function). A whole 1-D float sum now runs
-``pairwise.sum_1d``, NumPy's pairwise sum bit for bit, in numba.
+``csr_row_norms`` ran at 0.35x of the plain function). The slice's length is now the data's
+(``tests/capture/test_data_bounded_slices.py``), so one row kernel serves every row, and a
+whole 1-D float sum left as a statement of loop code runs ``pairwise.sum_1d``, NumPy's pairwise
+sum bit for bit, in numba.
 """
 
 from __future__ import annotations
@@ -60,8 +62,10 @@ def test_rows_of_every_length_sum_as_numpy_does(fn):
     assert len(compiled.entries) == 2  # the second call's sizes make them dynamic
 
 
-def test_the_loop_code_sums_rows_in_numba():
+def test_one_row_kernel_serves_rows_of_every_length():
     compiled = ac.compile(row_norms, backend="numba")
     compiled(*_csr(100, 30))
     code = compiled.entries[0].output_code
-    assert "_ac_sum_1d(" in code
+    kernel = code[code.index("def structured_kernel"):]
+    assert "kernel_0_multiply_sum_sqrt(" in kernel  # the fused row kernel, for every row:
+    assert ".shape[0] ==" not in kernel  # no test of the traced row's length before it

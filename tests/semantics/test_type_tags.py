@@ -117,7 +117,7 @@ def scaled_after(x):
     for i in range(x.shape[0]):
         if x[i] > best:
             best = x[i]
-    return best * 2.0, best - 1.0, best / 2.0  # Python's float ops give NumPy's values here
+    return best * 2.0, best - 1.0, best / 2.0, best / x.shape[0]  # Python's values: NumPy's
 
 
 def arithmetic_after(x):
@@ -125,7 +125,7 @@ def arithmetic_after(x):
     for i in range(x.shape[0]):
         if x[i] > best:
             best = x[i]
-    return best % 0.7  # Python's ``%`` raises on a zero divisor, NumPy's gives nan
+    return best / float(x[0])  # a traced Python float divisor may be 0: Python would raise
 
 
 def running_max_and_total(x):
@@ -159,10 +159,12 @@ def int_running_min_and_total(x):
 
 def arithmetic_in_the_body_that_could_differ(x):
     best = 0.0
+    d = 1.0
     for i in range(x.shape[0]):
         if x[i] > best:
             best = x[i]
-        x[i] = best / 2.0
+        d = d + 1.0
+        x[i] = best / d  # Python's float ``/`` raises on a zero divisor (not modeled)
     return best
 
 
@@ -214,10 +216,10 @@ def test_the_plain_calls_type_from_one_graph(fn, calls, backend):
 def test_arithmetic_that_could_differ_runs_in_python_after_the_compiled_loop(fn, calls):
     counter, counting = counted("aot_eager")
     compiled = _calls(fn, calls, counting)
-    assert counter.frame_count == 1  # the loop, up to the graph break at ``best % 0.7``
+    assert counter.frame_count == 1  # the loop, up to the graph break at ``best / float(x[0])``
     assert [n.op for n in counter.graphs[0].nodes].count("region") == 1
     reason = compiled.entries[0].break_reason.reason
-    assert reason.startswith("remainder of a value that is a Python float or a NumPy scalar")
+    assert reason.startswith("divide of a value that is a Python float or a NumPy scalar")
 
 
 @pytest.mark.parametrize("fn, calls", EAGER, ids=[f.__name__ for f, _ in EAGER])

@@ -23,6 +23,7 @@ from .. import objects
 from .conversions import CONVERSION_HANDLERS
 from ..lifting import BoundMethod, Deferring, GuardedDict, GuardedList, NamespaceProxy, ObjectProxy
 from ..proxy import ArrayProxy
+from ..sizes.symbolic import SymInt
 from .regions import SymRange
 from ..state import HANDLERS
 from ..tracer import contains_proxy
@@ -81,7 +82,13 @@ def _type(runtime: "Runtime", obj: Any, *rest: Any) -> Any:
     return type(obj)
 
 
-def _len(runtime: "Runtime", obj: Any) -> int:
+def _len(runtime: "Runtime", obj: Any) -> Any:
+    """``len(x)``; of an array whose first size only the run knows (a slice with bounds read
+    from data), that size as a traced int (``len(data[lo:hi])`` in a loop)."""
+    if isinstance(obj, ArrayProxy) and obj.ndim:
+        first = obj.shape[0]
+        if isinstance(first, SymInt) and runtime.tracer.run_time_length(first.expr):
+            return first
     return len(obj)
 
 

@@ -475,6 +475,8 @@ def _runs(tracer: Any, bounds: tuple[Any, Any, Any]) -> bool | None:
         relation = sympy.Lt(start, stop) if step > 0 else sympy.Gt(start, stop)
         if relation in (sympy.true, sympy.false):
             return bool(relation)
+        if tracer.read_at_run_time(relation):
+            return None  # a length the data decides (``range(len(data[lo:hi]))``)
         return tracer.evaluate_relation(relation)
     return None
 

@@ -31,6 +31,10 @@ class SymbolInfo:
     marker: str = "auto"     # how it became dynamic: auto, mark_dynamic, maybe, unbacked, config
 
 
+# what made an unbacked size (``create_unbacked(source)``), for the graph-break message
+_DATA_SIZES = {"slice": "a slice whose bounds are read from array data"}
+
+
 @dataclass
 class ShapeEnv:
     symbols: dict[sympy.Symbol, SymbolInfo] = field(default_factory=dict)
@@ -66,8 +70,10 @@ class ShapeEnv:
         for symbol in expr.free_symbols:
             info = self.symbols.get(symbol)
             if info is None or info.hint is None:
+                origin = _DATA_SIZES.get(info.source if info is not None else "",
+                                         "a boolean mask or nonzero()")
                 raise GraphBreak(f"{why} depends on a size known only at run time ({symbol}: "
-                                 "from a boolean mask or nonzero()); keep it in NumPy")
+                                 f"from {origin}); keep it in NumPy")
             if info.unbacked:
                 strict = (" With strict=True it must never be specialized."
                           if info.strict else "")

@@ -46,6 +46,14 @@ class CaptureRuleContext:
     def unbacked(self, name: str) -> Any:
         return self.tracer.shape_env.create_unbacked(name)
 
+    def data_length(self, key: tuple) -> Any:
+        """An unbacked size for a length the data decides, the same one for the same ``key``
+        (``data[lo:hi]`` and ``indices[lo:hi]`` of one nnz: one length)."""
+        lengths = self.tracer.data_lengths
+        if key not in lengths:
+            lengths[key] = self.unbacked("slice")
+        return lengths[key]
+
     def is_unbacked(self, expr: Any) -> bool:
         symbols = self.tracer.shape_env.symbols
         return any(symbols.get(s) is not None and symbols[s].hint is None

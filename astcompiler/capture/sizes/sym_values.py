@@ -22,6 +22,9 @@ def _symbol_value(tracer: "Tracer", symbol: sympy.Symbol) -> Any:
     if defined is None or info is None:
         raise GraphBreak(f"the size {symbol} has no run-time source (from a boolean mask?)")
     proxy, dim = defined
+    if not any(proxy.node.graph is scope.graph for scope in tracer.scopes):
+        raise GraphBreak(f"the size {symbol} of a value made inside a compiled loop or branch "
+                         "is read after it; read it inside, or keep it in NumPy")
     if dim is None:
         return proxy
     return tracer.call_op("dim_size", (proxy, dim), {})

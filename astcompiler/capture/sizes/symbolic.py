@@ -191,6 +191,9 @@ class SymInt:
         relation = fn(self.expr, _expr(other))
         if relation in (sympy.true, sympy.false):
             return bool(relation)
+        if self.tracer.read_at_run_time(relation):  # a length the data decides: a traced bool
+            right = other.value() if isinstance(other, SymInt) else other
+            return python(self.value(), right)
         return SymBool(self.tracer, relation)
 
     def __lt__(self, o): return self._compare(o, sympy.Lt, operator.lt)
