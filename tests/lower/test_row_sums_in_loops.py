@@ -69,3 +69,22 @@ def test_one_row_kernel_serves_rows_of_every_length():
     kernel = code[code.index("def structured_kernel"):]
     assert "kernel_0_multiply_sum_sqrt(" in kernel  # the fused row kernel, for every row:
     assert ".shape[0] ==" not in kernel  # no test of the traced row's length before it
+
+
+def row_moments(indptr, data):
+    out = np.zeros((indptr.shape[0] - 1, 3), dtype=data.dtype)
+    for i in range(indptr.shape[0] - 1):
+        vals = data[indptr[i]:indptr[i + 1]]
+        if vals.shape[0] > 1:
+            out[i, 0] = vals.sum()
+            out[i, 1] = vals.mean()
+            out[i, 2] = vals.var()
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_short_and_long_rows_sum_mean_and_var_as_numpy_does(dtype):
+    compiled = ac.compile(row_moments, backend="numba")
+    for args in (_csr(150, 12, dtype), _csr(150, 40, dtype)):  # rows below 8 skip the scratch
+        with np.errstate(all="ignore"):
+            assert compiled(*args).tobytes() == row_moments(*args).tobytes()

@@ -1444,6 +1444,17 @@ class KernelEmitter:
                 self.written_tree(w, node, self.pw_name(node, "buf"), static)
             self.merge_lanes(w, others, lanes)
             return
+        short = len(dims) == 1 and lanes == 1 and not self.row_scratch
+        if short:  # a short run (a CSR row): no scratch to allocate, NumPy's leaf order
+            w.open(f"if {hi if lo == '0' else f'{hi} - {lo}'} < {SHORT_ROW}:  # NumPy adds fewer "
+                   "than 8 summands one by one from 0")
+            for node in summed:
+                self.init_acc(w, node, sweep.phase[node])
+            self.init_lanes(w, others, lanes)
+            self.nest(w, dims, lambda: self.sweep_body(w, sweep), lanes, ranges)
+            self.merge_lanes(w, others, lanes)
+            w.close()
+            w.open("else:")
         self.pw_array(w, stack, PAIRWISE_STACK, "np.int64")
         self.pw_array(w, pw["subtree"], PAIRWISE_PLAN, "np.int64", zeros=True)
         for node in summed:
@@ -1488,6 +1499,8 @@ class KernelEmitter:
             acc = self.acc_name(node)
             w(f"{acc} = {acc} + {self.pw_name(node, 'vals')}[0]")
         self.merge_lanes(w, others, lanes)
+        if short:
+            w.close()
 
     def short_lanes(self, sweep: Sweep) -> int:
         """Scalar lanes for short rows: cheap members, reductions that merge."""
