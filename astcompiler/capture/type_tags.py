@@ -73,6 +73,24 @@ def python_type_of(tags: dict, value: Any) -> type | None:
     return type(value) if type(value) in _PY else None
 
 
+def mixed_python_type(tags: dict, values: tuple) -> type | None:
+    """The one Python type among ``values`` (int or float) when they mix a Python number (or
+    a tagged value) with NumPy-typed ones, so which one Python keeps decides the type; else
+    None (all NumPy's, all Python's, or not numbers)."""
+    numpy = [numpy_typed(tags, v) for v in values]
+    if any(n is None for n in numpy) or all(n is True for n in numpy) \
+            or all(n is False for n in numpy):
+        return None
+    pytypes = {python_type_of(tags, v) for v in values} - {None}
+    pytype = pytypes.pop() if len(pytypes) == 1 else None
+    return pytype if pytype in (int, float) else None
+
+
+def default_dtype(pytype: type) -> np.dtype:
+    """NumPy's dtype for a Python number type (its twin: float64 for float, int64 for int)."""
+    return np.asarray(pytype(0)).dtype
+
+
 def result_tag(op: OpDef, python: bool, args: tuple, tags: dict) -> tuple[list[TypeTag], type] | None:
     """How the result of ``op`` on ``args`` (some of them tagged) is typed: None when it is
     NumPy's whatever the tagged operands are (a NumPy operand, a NumPy function); else the

@@ -27,7 +27,7 @@ import numpy as np
 from ...ops.python_scalars import PYTHON_CONVERSIONS
 from ..proxy import ArrayProxy
 from ..sizes.symbolic import SymInt
-from ..type_tags import numpy_typed, python_type_of
+from ..type_tags import default_dtype, mixed_python_type, numpy_typed
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import Runtime
@@ -136,17 +136,10 @@ def _twin_type(tags: dict, item: Any, best: Any) -> type | None:
     """The Python type ``P`` when the two items are a Python ``P`` and a NumPy scalar of its
     default dtype (``0.0`` and ``np.float64``), either of them possibly tagged (``type_tags``):
     the value chosen has one dtype and a type the data decides."""
-    numpy = [numpy_typed(tags, v) for v in (item, best)]
-    if any(n is None for n in numpy) or all(n is True for n in numpy) \
-            or all(n is False for n in numpy):
+    pytype = mixed_python_type(tags, (item, best))
+    if pytype is None:
         return None
-    pytypes = {python_type_of(tags, v) for v in (item, best)} - {None}
-    if len(pytypes) != 1:
-        return None
-    (pytype,) = pytypes
-    if pytype not in (int, float):
-        return None
-    default = np.asarray(pytype(0)).dtype
+    default = default_dtype(pytype)
     dtypes = {v.dtype if isinstance(v, (ArrayProxy, np.generic)) else default for v in (item, best)}
     return pytype if dtypes == {default} else None
 

@@ -24,7 +24,7 @@ from ...graph import Graph, Node, RegionInfo, TensorMeta
 from ...source.origins import current_origin
 from ..proxy import ArrayProxy
 from ..tracer import Scope, python_meta
-from ..type_tags import numpy_typed, python_type_of
+from ..type_tags import default_dtype, mixed_python_type, numpy_typed, python_type_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import Runtime
@@ -206,7 +206,7 @@ class RegionBuilder:
         """Variable ``k`` is carried as the NumPy scalar of ``pytype``'s default dtype."""
         meta = self.metas.get(k)
         return pytype in (int, float) and meta is not None and meta.pytype is None \
-            and meta.shape == () and meta.scalar and meta.dtype == np.asarray(pytype(0)).dtype
+            and meta.shape == () and meta.scalar and meta.dtype == default_dtype(pytype)
 
     def retrace_with_tags(self, candidates: dict[int, tuple[type, str]],
                           trace_all: Callable[[], list[Pass]]) -> list[Pass] | None:
@@ -686,12 +686,7 @@ def _branch_tag_candidates(builder: RegionBuilder,
         outputs = [p.outputs[k] for p in first]
         if k >= builder.n_user or any(is_undefined(v) for v in outputs):
             continue
-        numpy = [numpy_typed(tags, v) for v in outputs]
-        if any(n is None for n in numpy) or all(n is True for n in numpy) \
-                or all(n is False for n in numpy):
-            continue
-        pytypes = {python_type_of(tags, v) for v in outputs} - {None}
-        pytype = pytypes.pop() if len(pytypes) == 1 else None
+        pytype = mixed_python_type(tags, tuple(outputs))
         if builder.twin(k, pytype):
             name = builder.names[k] if not builder.names[k].startswith("__ac_") else "the value"
             found[k] = (pytype, f"{name!r} is a Python {pytype.__name__} after one branch of an "
