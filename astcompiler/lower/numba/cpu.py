@@ -53,7 +53,7 @@ from ...config import config
 from ...graph import Node
 from .flat_sums import FlatTwin, dispatch_lines, flat_twin
 from .masked import OVERLAP_SOURCE, snapshots
-from .optable import zero_rerun
+from .optable import empty_rerun, zero_rerun
 from .plan import GatherRule, KernelPlan, Plan, ReductionRule, ScalarRule, Sweep
 from .unit_strides import unit_stride_test
 from .scalar import (cast, cheap, constant, empty_message, helper_imports, helper_source,
@@ -202,6 +202,7 @@ class KernelEmitter:
         self.uses_pairwise = False
         self.uses_lane_loops = False  # max/min lanes in registers (lane_loops.py)
         self.uses_zero_watch = False  # a float max/min result reports zeros (runtime.zero_watch)
+        self.uses_empty_check = False  # a mean/var/std reports empty slices (runtime.empty_check)
         self.fast_keys: dict[Node, str] = {}  # sin/cos members with a fast variant (fast_blocks)
         self.fast_on = False  # emitting a block's body with the fast variants
         self.fast_select = False  # ... per element: the fast variant, libm past it (fast_blocks)
@@ -781,8 +782,19 @@ class KernelEmitter:
                     w.open("if count == 0:")
                     w(f"raise ValueError({empty_message(rule.name)!r})")
                     w.close()
+            self.empty_checks(w)
         for node, name in self.scalar_input.items():
             w(f"{name} = {self.param[node]}[()]")
+
+    def empty_checks(self, w: _Writer) -> None:
+        """Means and variances: no degrees of freedom (an empty slice) is reported
+        (``runtime.empty_check``), as NumPy then warns in Python, which no FP flag tells.
+        (Not on CUDA, which has no such counter.)"""
+        if not self.watches_zeros:
+            return
+        for ddof in dict.fromkeys(self.rule(n).ddof for n in self.reductions if empty_rerun(n)):
+            self.uses_empty_check = True
+            w(f"empty_check(count - {ddof!r})  # NumPy warns on an empty slice: reruns with NumPy")
 
     def opaque_empty_count(self, w: _Writer) -> None:
         """A reduced axis of static size 0: the count (0) read from an empty operand's size at
@@ -1693,6 +1705,8 @@ def kernel_code(kernel: KernelPlan, plan: Plan, cache: bool, nested: bool = Fals
         header.insert(-1, lane_loops_import())
     if emitter.uses_zero_watch or (emitter.twin is not None and emitter.twin.uses_zero_watch):
         header.insert(-1, "from astcompiler.lower.numba.runtime import zero_watch")
+    if emitter.uses_empty_check or (emitter.twin is not None and emitter.twin.uses_empty_check):
+        header.insert(-1, "from astcompiler.lower.numba.runtime import empty_check")
     if clears_fp and not nested:
         header.insert(-1, "from astcompiler.lower.numba.runtime import fp_clear_flags")
     if any(raises_flags(key) for key in emitter.helpers):

@@ -47,7 +47,8 @@ from .region_ops import PY_COMPLEX
 from .scalar import ScalarRule, UfuncRule, lower_pointwise
 from .vecmath import VecFunction
 
-__all__ = ["NumbaRule", "TABLE", "numba_rule", "zero_rerun", "element_rule", "gather_rule",
+__all__ = ["NumbaRule", "TABLE", "numba_rule", "zero_rerun", "empty_rerun", "numpy_rerun",
+           "element_rule", "gather_rule",
            "loop_source",
            "value_range",
            "NotLowerable",
@@ -78,6 +79,9 @@ class NumbaRule:
     # a float max/min reduction: a zero result reruns the call with NumPy, whose sign of zero
     # follows its CPU's SIMD lane order (``runtime.zero_watch``; docs/performance.md)
     zero_rerun: bool = False
+    # a mean/var/std: over no degrees of freedom (an empty slice) NumPy warns in Python, which
+    # no FP flag reports: the kernel counts it and the call reruns with NumPy (``empty_check``)
+    empty_rerun: bool = False
 
 
 # -- Python numbers --------------------------------------------------------------------------------
@@ -206,15 +210,15 @@ _LINALG: dict[str, NumbaRule] = {
 _REDUCTIONS: dict[str, NumbaRule] = {
     "sum": NumbaRule(loop=reduction("np.sum", complex_ok=True)),
     "prod": NumbaRule(loop=reduction("np.prod", complex_ok=True)),
-    "mean": NumbaRule(loop=reduction("np.mean", complex_ok=True, inexact_only=True)),
+    "mean": NumbaRule(loop=reduction("np.mean", complex_ok=True, inexact_only=True), empty_rerun=True),
     "max": NumbaRule(loop=reduction("np.max"), zero_rerun=True),
     "min": NumbaRule(loop=reduction("np.min"), zero_rerun=True),
     "any": NumbaRule(loop=reduction("np.any")),
     "all": NumbaRule(loop=reduction("np.all")),
     "argmax": NumbaRule(loop=reduction("np.argmax")),
     "argmin": NumbaRule(loop=reduction("np.argmin")),
-    "var": NumbaRule(loop=reduction(None, inexact_only=True)),
-    "std": NumbaRule(loop=reduction(None, inexact_only=True)),
+    "var": NumbaRule(loop=reduction(None, inexact_only=True), empty_rerun=True),
+    "std": NumbaRule(loop=reduction(None, inexact_only=True), empty_rerun=True),
 }
 
 
@@ -292,6 +296,17 @@ def numba_rule(name: str) -> NumbaRule:
 
 
 # -- what the generic emitters ask -----------------------------------------------------------------
+
+
+def empty_rerun(node: Node) -> bool:
+    """A mean/var/std node, whose empty slices a kernel reports (``empty_rerun``)."""
+    return node.op == "call" and isinstance(node.target, str) and numba_rule(
+        node.target).empty_rerun
+
+
+def numpy_rerun(node: Node) -> bool:
+    """A node whose kernel may report a result NumPy recomputes (``runtime.ZEROS``)."""
+    return zero_rerun(node) or empty_rerun(node)
 
 
 def zero_rerun(node: Node) -> bool:

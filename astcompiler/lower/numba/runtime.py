@@ -648,7 +648,8 @@ def mask_mismatch(a: np.ndarray, mask: np.ndarray) -> None:
                              f"is {mask.shape[k]}")
 
 
-# -- float max/min reductions that end at a zero (issue 10: signed zeros) -------------------------
+# -- results NumPy recomputes: float max/min reductions that end at a zero (issue 10: signed
+# zeros), means and variances of empty slices (NumPy's Python warning) ------------------------
 # NumPy's max/min of an array holding both 0.0 and -0.0 returns the zero its SIMD lane order
 # (CPU-dependent) leaves; a kernel whose such result is a zero bumps this process-wide counter
 # (``zero_watch``) and the wrapper, finding it moved, reruns the call with NumPy (as FP flags do),
@@ -726,6 +727,29 @@ def _zero_watch_array():
 zero_watch_array = _zero_watch_array()
 
 
+def _empty_watch():
+    import numba
+
+    @numba.njit(cache=True)
+    def empty_check(dof):
+        """A mean, var or std over ``dof`` degrees of freedom (its reduced count less ``ddof``):
+        at most zero, NumPy warns through ``warnings.warn`` ("Mean of empty slice", "Degrees
+        of freedom <= 0 for slice"), which no FP flag reports (``np.errstate(all="ignore")``
+        keeps it): counted, so the call reruns with NumPy, as for a zero max/min."""
+        if dof <= 0:
+            _note_zero()
+
+    @numba.njit(cache=True)
+    def empty_watch(r, dof):
+        """``r``, a mean/var/std of loop code, after ``empty_check(dof)``."""
+        empty_check(dof)
+        return r
+    return empty_check, empty_watch
+
+
+empty_check, empty_watch = _empty_watch()
+
+
 def zero_twin(twins: Any, name: str, inputs: tuple) -> tuple:
     """Kernel ``name``'s outputs from its NumPy twin, for a kernel whose float max/min result
     is a zero where the call cannot rerun with NumPy (it wrote an input, or a step before it
@@ -741,4 +765,5 @@ def zero_count() -> int:
     return ZEROS.value
 
 
-__all__ += ["zero_watch", "zero_watch_array", "zero_twin", "zero_count", "ZEROS"]
+__all__ += ["zero_watch", "zero_watch_array", "empty_check", "empty_watch", "zero_twin", "zero_count",
+            "ZEROS"]

@@ -27,7 +27,8 @@ from ...graph import Graph, Node
 from ...ops import REGISTRY
 from ..base import CompiledGraph
 from .bounds import INDEX_HELPERS, CheckedIndices, ValueRanges, proven_inside
-from .optable import NotLowerable, loop_source, region_result, value_range, zero_rerun
+from .optable import (NotLowerable, empty_rerun, loop_source, numpy_rerun, region_result,
+                      value_range, zero_rerun)
 from .oprules_common import all_nodes, mutates, number_source
 from .loop_kernels import LoopKernels
 from .loop_numpy import NUMPY_STEP, numpy_sum_source, whole_1d_sum
@@ -39,6 +40,8 @@ from .scalar import python_int_bounds, type_name
 HELPERS = ''  # helpers every structured kernel needs (each op adds its own to ``helpers``)
 # a float max/min of loop code reports a zero result (its sign: NumPy's, by a NumPy run)
 ZERO_WATCH = "\nfrom astcompiler.lower.numba.runtime import zero_watch, zero_watch_array\n"
+# a mean/var/std of loop code reports an empty slice (NumPy's Python warning, by a NumPy run)
+EMPTY_WATCH = "\nfrom astcompiler.lower.numba.runtime import empty_watch\n"
 
 
 @dataclass
@@ -243,10 +246,24 @@ class _Emitter:
         loop rule (``optable.loop_source``). A float max/min's value is watched for a zero
         (``runtime.zero_watch``: the runner then runs the graph with NumPy, whose sign it is)."""
         text = loop_source(self, node)
+        if text is not None and empty_rerun(node):
+            return self.empty_watched(text, node)
         if text is None or not zero_rerun(node):
             return text
         self.helpers.add(ZERO_WATCH)
         return f"zero_watch({text})" if node.meta.ndim == 0 else f"zero_watch_array({text})"
+
+    def empty_watched(self, text: str, node: Node) -> str:
+        """A mean/var/std's value, its degrees of freedom reported (``runtime.empty_check``:
+        NumPy's Python warning on an empty slice reruns the call with NumPy)."""
+        operand = self.value(node.args[0])
+        axis = node.kwargs.get("axis")
+        axes = range(node.args[0].meta.ndim) if axis is None else \
+            ((axis,) if isinstance(axis, int) else axis)
+        count = " * ".join(f"{operand}.shape[{a}]" for a in axes) or "1"
+        ddof = node.kwargs.get("ddof", 0)
+        self.helpers.add(EMPTY_WATCH)
+        return f"empty_watch({text}, {count} - {self.value(ddof)})"
 
     def statement(self, text: str, node: Node) -> None:
         """A statement (a store) where ``node`` is written."""
@@ -406,7 +423,8 @@ def compile_structured(graph: Graph, example_inputs: list,
         python_ints, [fix_spec(n, placeholders) for n in graph.output_node.args[0]],
         any(mutates(n) for n in all_nodes(graph)),
         mutated=tuple(sorted(written_placeholders(graph))),  # saved for NumPy's FP warnings
-        watches_zeros=any(zero_rerun(n) for n in all_nodes(graph)))  # and signed zeros of max/min
+        # and signed zeros of max/min, empty means (``optable.numpy_rerun``)
+        watches_zeros=any(numpy_rerun(n) for n in all_nodes(graph)))
 
     def eager(inputs: tuple) -> tuple:
         from ..eager import interpret

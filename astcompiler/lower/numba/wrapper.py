@@ -30,7 +30,7 @@ from .loop_layouts import transposable
 from .transposed import SUFFIX as TWIN_SUFFIX
 from .transposed import TransposedTwin, f_ordered_test, transposed_twin, twin_arguments
 from .oprules_common import reads_index, stores_index
-from .optable import numba_rule, zero_rerun
+from .optable import numba_rule, numpy_rerun
 from .scalar import python_int_bounds, raises_flags, type_name
 from .scans import scan_key
 from .border_copy import border_copies, emit_border_copy
@@ -1093,8 +1093,9 @@ def single_ufunc(kernel: KernelPlan) -> str | None:
 
 def watches_zeros(kernel: KernelPlan) -> bool:
     """Whether a kernel computes a float max/min reduction whose zero result reruns the call
-    with NumPy (the op table's ``zero_rerun``; the kernel counts it: ``runtime.zero_watch``)."""
-    return any(zero_rerun(node) for node in kernel.nodes)
+    with NumPy (the op table's ``zero_rerun``; the kernel counts it: ``runtime.zero_watch``),
+    or a mean/var/std whose empty slices do (``empty_rerun``: ``runtime.empty_check``)."""
+    return any(numpy_rerun(node) for node in kernel.nodes)
 
 
 def checks_fp(kernel: KernelPlan) -> bool:
