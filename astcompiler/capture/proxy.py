@@ -9,6 +9,7 @@ array's data in Python (``bool(x)``, ``float(x)``, ``x.item()``) is a graph brea
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +24,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _LAYOUT_ATTRIBUTES = {"strides", "flags", "base", "ctypes", "data", "__array_interface__"}
 _DATA_METHODS = {"item", "tolist", "tobytes", "__index__", "itemset"}
+# packages whose code sees a proxy's own class (``isinstance(value, ArrayProxy)`` and the like)
+_INTERNAL_PACKAGES = ("astcompiler", "numpy", "sympy", "numba", "copy", "abc", "typing")
+
+
+def _internal(module: str) -> bool:
+    return module.split(".", 1)[0] in _INTERNAL_PACKAGES
 
 
 def _data_dependent(what: str) -> GraphBreak:
@@ -48,6 +55,7 @@ class ArrayProxy:
     @property
     def shape(self) -> tuple:
         """Sizes as Python ints, or ``SymInt`` for dynamic dimensions."""
+        self._numpy_attribute('shape')
         meta = self.node.meta
         if meta is None:
             return tuple(np.shape(self.example))
@@ -55,15 +63,18 @@ class ArrayProxy:
 
     @property
     def dtype(self) -> np.dtype:
+        self._numpy_attribute('dtype')
         meta = self.node.meta
         return meta.dtype if meta is not None else np.asarray(self.example).dtype
 
     @property
     def ndim(self) -> int:
+        self._numpy_attribute('ndim')
         return len(self.shape)
 
     @property
     def size(self) -> Any:
+        self._numpy_attribute('size')
         size = 1
         for dim in self.shape:
             size = size * dim
@@ -71,28 +82,54 @@ class ArrayProxy:
 
     @property
     def itemsize(self) -> int:
+        self._numpy_attribute('itemsize')
         return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        self._numpy_attribute('nbytes')
         return self.size * self.itemsize
 
     @property
     def T(self) -> "ArrayProxy":
+        self._numpy_attribute('T')
         return self.tracer.call_op("transpose", (self,), {})
 
     @property
     def mT(self) -> "ArrayProxy":
+        self._numpy_attribute('mT')
         axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
         return self.tracer.call_op("transpose", (self, axes), {})
 
+    def _numpy_attribute(self, name: str) -> None:
+        """Read by the user's code (not the compiler's): a value whose type the data decides
+        is a graph break, and a Python number has no NumPy attributes (Python's error)."""
+        if _internal(sys._getframe(2).f_globals.get("__name__", "")):
+            return
+        self.tracer.refuse_ambiguous(self)
+        meta = self.node.meta
+        if meta is not None and meta.pytype is not None:
+            raise AttributeError(f"{meta.pytype.__name__!r} object has no attribute {name!r}")
+
     @property
     def real(self) -> Any:
+        self.tracer.refuse_ambiguous(self)  # a Python float's .real is a float
         return self.tracer.call_op("real", (self,), {})
 
     @property
     def imag(self) -> Any:
+        self.tracer.refuse_ambiguous(self)
         return self.tracer.call_op("imag", (self,), {})
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """``x.__class__`` in the user's code is the value's own class, as ``type(x)`` is (a
+        graph break where the data decides it); the compiler's own code (and ``isinstance``
+        called from it) sees ``ArrayProxy``."""
+        if _internal(sys._getframe(1).f_globals.get("__name__", "")):
+            return ArrayProxy
+        self.tracer.refuse_ambiguous(self)
+        return type(self.example)
 
     @property
     def is_scalar(self) -> bool:
@@ -109,6 +146,8 @@ class ArrayProxy:
         if name == "fill":
             return self._fill
         op = REGISTRY.lookup_method(name)
+        if op is not None:  # a Python number has none of them, or they return its own type
+            self.tracer.refuse_ambiguous(self)
         if op is None:
             if hasattr(np.ndarray, name):
                 raise GraphBreak(f"ndarray.{name} is not supported by astcompiler yet")
@@ -194,6 +233,8 @@ class ArrayProxy:
         return self.tracer.trace_op(op, args, kwargs)
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        if ndigits is not None:  # round(0.5, 1) is a float, round(np.float64(0.5), 1) NumPy's
+            self.tracer.refuse_ambiguous(self)
         meta = self.node.meta
         if meta is not None and meta.pytype is not None:  # a Python number: Python's round
             if ndigits is not None:

@@ -538,6 +538,8 @@ class Tracer:
                 shape = None
         if shape is None:
             shape = tuple(self.shape_env.create_unbacked(op.name) for _ in meta.shape)
+            if data_dependent:  # read at run time from the result, as a data-bounded slice's
+                self.data_lengths.update((("data", size), size) for size in shape)
         return TensorMeta(tuple(shape), meta.dtype, meta.scalar, meta.pytype)
 
     def _agrees(self, shape: tuple, example: tuple) -> bool:

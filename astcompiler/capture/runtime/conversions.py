@@ -158,7 +158,11 @@ def _pick_twin(tracer: Any, better: Any, item: Any, best: Any, pytype: type) -> 
 
 
 def extremum(runtime: "Runtime", largest: bool, args: tuple, kwargs: dict) -> Any:
-    """``max(*args, **kwargs)`` (``largest``) or ``min(...)``."""
+    """``max(*args, **kwargs)`` (``largest``) or ``min(...)``. A size only the run knows (a
+    data-bounded slice's or a mask's length) is compared as the graph value it is read as."""
+    tracer = runtime.tracer
+    args = tuple(tracer.sym_value(a.expr) if isinstance(a, SymInt)
+                 and tracer.read_at_run_time(a.expr) else a for a in args)
     items = _items(args, kwargs)
     builtin = builtins.max if largest else builtins.min
     if not items:
