@@ -149,8 +149,8 @@ def test_loop_int_overflow_to_array_raises():
     """A Python int grown in the loop stored into an int64 array raises OverflowError at 2**63.
 
     The loops here are unrolled (the default limit): in a loop region the same overflow, after
-    the region wrote ``out``, raises astcompiler's own OverflowError ("outgrew 64 bits after the
-    loop had written to its inputs", tests/capture/test_regions.py), not NumPy's message."""
+    the region wrote ``out``, puts ``out`` back and reruns in Python where a copy was kept, else
+    raises astcompiler's own OverflowError ("outgrew 64 bits", tests/capture/test_regions.py)."""
     def f(out, k, n):
         v = 1
         for i in range(n):

@@ -120,11 +120,14 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
         except runtime.StoreNaN as error:
             raise ValueError(str(error)) from None
         except (OverflowError, np.linalg.LinAlgError):  # LinAlgError: only where nothing mutates
-            if mutates:  # inputs may be half-updated: running again would be wrong
-                raise OverflowError("a Python int in a compiled loop outgrew 64 bits after the "
-                                    "loop had written to its inputs; run this function eagerly "
+            if mutates and mutated != () and saved is None:  # inputs half-updated, no copies
+                raise OverflowError("a Python int in a compiled loop outgrew 64 bits (or int() "
+                                    "met an infinite or huge float) after the loop had written "
+                                    "to its inputs; run this function eagerly "
                                     "(astcompiler.disable) or use NumPy integers") from None
-            return eager(inputs)  # Python's arbitrary-precision ints
+            for array, copy in saved or ():
+                np.copyto(array, copy)
+            return eager(inputs)  # Python's arbitrary-precision ints, Python's own errors
         except (ValueError, IndexError) as error:  # numba's wording (X14): NumPy's own error
             if type(error).__module__.startswith("numba") or (mutates and saved is None):
                 raise  # (a compile error: RunFallback's; inputs not saved: numba's message)
