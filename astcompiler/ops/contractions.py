@@ -7,6 +7,7 @@ needs SciPy. Capture looks up the op ``"matmul"`` for the ``@`` operator.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,11 @@ def _matmul_shape(ctx, args: tuple, kwargs: dict) -> tuple | None:
     if not 1 <= len(a) <= 2 or not 1 <= len(b) <= 2:
         return None
     return tuple(a[:-1]) + tuple(b[1:] if len(b) == 2 else ())
+
+
+def _outer_shape(ctx, args: tuple, kwargs: dict) -> tuple:
+    """np.outer flattens both operands: (a.size, b.size)."""
+    return tuple(math.prod(ctx.shape_of(arg)) for arg in args[:2])
 
 
 def _pair_normalizer(fname: str, *, with_out: bool):
@@ -53,7 +59,7 @@ register("vdot", np.vdot, kind="extern", threaded=True,
 register("inner", np.inner, kind="extern", threaded=True,
          normalize=_pair_normalizer("inner", with_out=False),
          aliases=(np.inner,), doc="np.inner(a, b)")
-register("outer", _outer, kind="extern", normalize=_pair_normalizer("outer", with_out=True),
+register("outer", _outer, kind="extern", shape_rule=_outer_shape, normalize=_pair_normalizer("outer", with_out=True),
          aliases=(np.outer,), doc="np.outer(a, b): flattened inputs")
 register("kron", np.kron, kind="extern", normalize=_pair_normalizer("kron", with_out=False),
          aliases=(np.kron,), doc="np.kron(a, b)")

@@ -15,11 +15,24 @@ import numpy as np
 import sympy
 
 from ...graph import Node
-from ...ops import OpDef
+from ...ops import REGISTRY, OpDef
 from ...ops.sizes import broadcast, is_int, reduced
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tracer import Tracer
+
+
+def _bound_key(bound: Any) -> Any:
+    """A slice bound as the value it computes: ``k + 1`` written twice (two nodes) is one key,
+    so ``LU[k + 1:, k + 1:] -= np.outer(LU[k + 1:, k], LU[k, k + 1:])`` has one length. Only
+    pure pointwise arithmetic is looked through; a read of array data (``indptr[i]``, which a
+    write may change between two reads) stays its own node."""
+    if isinstance(bound, Node) and bound.op == "call" and isinstance(bound.target, str) \
+            and not bound.kwargs:
+        op = REGISTRY.ops.get(bound.target)
+        if op is not None and op.kind == "pointwise" and op.pure:
+            return (bound.target, tuple(_bound_key(a) for a in bound.args))
+    return bound
 
 
 class CaptureRuleContext:
@@ -49,6 +62,8 @@ class CaptureRuleContext:
     def data_length(self, key: tuple) -> Any:
         """An unbacked size for a length the data decides, the same one for the same ``key``
         (``data[lo:hi]`` and ``indices[lo:hi]`` of one nnz: one length)."""
+        dim, start, stop, step = key
+        key = (dim, _bound_key(start), _bound_key(stop), step)
         lengths = self.tracer.data_lengths
         if key not in lengths:
             lengths[key] = self.unbacked("slice")
