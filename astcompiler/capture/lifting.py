@@ -633,6 +633,11 @@ def _lift_value(tracer: "Tracer", value: Any, source: Source) -> Any:
         marker = tracer.policy.int_marker(source.name)
         if marker is not None:  # any int, 0 and 1 too: only array sizes specialize those
             return _lift_dynamic_int(tracer, value, source, marker)
+    if kind is float and tracer.policy is not None:
+        marker = tracer.policy.float_marker(source.name)
+        if marker is not None:  # config.specialize_float=False: a value read at run time
+            tracer.guards.add("type", source, float)
+            return tracer.int_input(source, value, _hint(source))
     if kind in _VALUE_TYPES:
         guards.add("equals", source, value)
         return value

@@ -227,7 +227,7 @@ class Tracer:
         return proxy
 
     def int_input(self, source: Source, value: int, name_hint: str) -> ArrayProxy:
-        """A graph input for a dynamic int argument (a Python int at run time)."""
+        """A graph input for a dynamic int or float argument (a Python number at run time)."""
         node = self.root.placeholder(source.name, python_meta(value), name_hint)
         proxy = ArrayProxy(self, node, value)
         self.inputs.append((node, source, value))

@@ -200,8 +200,8 @@ class GuardFunction:
     reads: dict[str, str] = field(default_factory=dict)
 
     def changed_sizes(self, args: tuple, kwargs: dict) -> dict[str, set[int]]:
-        """Sources whose sizes (array dims, or int values as dim -1) differ from this entry's:
-        what automatic dynamic shapes makes dynamic at the next compile."""
+        """Sources whose sizes (array dims, or int and float values as dim -1) differ from this
+        entry's: what automatic dynamic shapes makes dynamic at the next compile."""
         changed: dict[str, set[int]] = {}
         for fact, explainer in zip(self.facts, self._explainers):
             if fact.kind not in ("array", "equals"):
@@ -219,7 +219,8 @@ class GuardFunction:
                     dims = {i for i, (want, got) in enumerate(zip(shape, actual.shape))
                             if want is not None and want != got}
                     changed.setdefault(fact.source.name, set()).update(dims)
-            elif fact.kind == "equals" and type(fact.value) is int and type(actual) is int:
+            elif fact.kind == "equals" and type(fact.value) in (int, float) \
+                    and type(actual) is type(fact.value):  # (a float: config.specialize_float)
                 changed.setdefault(fact.source.name, set()).add(-1)
         return changed
 

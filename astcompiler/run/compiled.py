@@ -388,7 +388,7 @@ def _input_sizes(fn: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
     for name, value in bound.arguments.items():
         if type(value).__name__ == "ndarray":
             sizes[f"L[{name!r}]"] = tuple(value.shape)
-        elif type(value) is int:
+        elif type(value) in (int, float):
             sizes[f"L[{name!r}]"] = value
     return sizes
 
@@ -401,7 +401,8 @@ def _changed(first: dict[str, Any], second: dict[str, Any]) -> dict[str, set[int
             dims = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}
             if dims:
                 changed[source] = dims
-        elif isinstance(before, int) and isinstance(after, int) and before != after:
+        elif type(before) is type(after) and type(before) in (int, float) \
+                and not before == after:  # (NaN: changed)
             changed[source] = {-1}
     return changed
 

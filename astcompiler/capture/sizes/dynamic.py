@@ -124,6 +124,7 @@ class DynamicPolicy:
     automatic_enabled: bool = True
     assume_static: bool = True
     specialize_int: bool = False
+    specialize_float: bool = True
     dynamic_sources: list[str] = field(default_factory=list)
     unbacked_sources: list[str] = field(default_factory=list)
     static_sources: list[str] = field(default_factory=list)
@@ -136,6 +137,7 @@ class DynamicPolicy:
                    automatic_enabled=config.automatic_dynamic_shapes,
                    assume_static=config.assume_static_by_default,
                    specialize_int=config.specialize_int,
+                   specialize_float=config.specialize_float,
                    dynamic_sources=_patterns(config.dynamic_sources),
                    unbacked_sources=_patterns(config.unbacked_sources),
                    static_sources=_patterns(config.static_sources),
@@ -171,9 +173,25 @@ class DynamicPolicy:
                 out.append(None)
         return out
 
+    def float_marker(self, name: str) -> DimMarker | None:
+        """A float argument as a graph input (``config.specialize_float=False``): named by
+        ``dynamic_sources``, under ``dynamic=True``, or once its value changed between calls."""
+        return None if self.specialize_float else self._scalar_marker(name, False)
+
     def int_marker(self, name: str) -> DimMarker | None:
+        return self._scalar_marker(name, self.specialize_int)
+
+    def _scalar_marker(self, name: str, specialized: bool) -> DimMarker | None:
         if self._matches(self.static_sources, name):
             return None
+        if self._matches(self.dynamic_sources, name) or self._matches(self.unbacked_sources, name):
+            return DimMarker("config")
+        if self.dynamic is True:
+            return DimMarker("config")
+        if self.dynamic is None and self.automatic_enabled and not specialized \
+                and -1 in self.automatic.get(name, set()):
+            return DimMarker("auto")
+        return None
         if self._matches(self.dynamic_sources, name) or self._matches(self.unbacked_sources, name):
             return DimMarker("config")
         if self.dynamic is True:
