@@ -101,6 +101,18 @@ class ArrayProxy:
         axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
         return self.tracer.call_op("transpose", (self, axes), {})
 
+    def _python_number_method(self, name: str) -> None:
+        """A method the user's code reads: a value whose type the data decides is a graph
+        break; a Python number raises Python's ``AttributeError`` for a NumPy-only method
+        and is a graph break for its own (``float.conjugate``: Python's type)."""
+        self.tracer.refuse_ambiguous(self)
+        meta = self.node.meta
+        if meta is None or meta.pytype is None:
+            return
+        if hasattr(meta.pytype, name):
+            raise GraphBreak(f"`{meta.pytype.__name__}.{name}` of a Python number")
+        raise AttributeError(f"{meta.pytype.__name__!r} object has no attribute {name!r}")
+
     def _numpy_attribute(self, name: str) -> None:
         """Read by the user's code (not the compiler's): a value whose type the data decides
         is a graph break, and a Python number has no NumPy attributes (Python's error)."""
@@ -146,8 +158,8 @@ class ArrayProxy:
         if name == "fill":
             return self._fill
         op = REGISTRY.lookup_method(name)
-        if op is not None:  # a Python number has none of them, or they return its own type
-            self.tracer.refuse_ambiguous(self)
+        if op is not None and not _internal(sys._getframe(1).f_globals.get("__name__", "")):
+            self._python_number_method(name)  # a Python number has none, or its own
         if op is None:
             if hasattr(np.ndarray, name):
                 raise GraphBreak(f"ndarray.{name} is not supported by astcompiler yet")
@@ -157,7 +169,11 @@ class ArrayProxy:
         def method(*args: Any, **kwargs: Any) -> Any:
             if op.method_kwargs and not args:  # the method's own defaults (OpDef.method_kwargs)
                 kwargs = {**dict(op.method_kwargs), **kwargs}
-            return tracer.trace_op(op, (self, *args), kwargs)
+            result = tracer.trace_op(op, (self, *args), kwargs)
+            if self.is_scalar and isinstance(result, ArrayProxy) and result.ndim == 0 \
+                    and not result.is_scalar:
+                return result[()]  # a NumPy scalar's methods return scalars (``x[1].copy()``)
+            return result
 
         method.__name__ = name
         method.__ac_traced_method__ = True  # type: ignore[attr-defined]

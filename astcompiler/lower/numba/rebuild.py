@@ -69,6 +69,9 @@ class StructuredRebuild:
     fallback: RunFallback | None = None
     mutated: tuple[int, ...] | None = None  # inputs it may write (None: every array input)
     watches_zeros: bool = False  # it computes float max/min results (``runtime.zero_watch``)
+    # it computes Python ints (64-bit, overflow-checked) or int() of floats: written inputs are
+    # saved for the rerun in Python whatever the FP modes
+    overflows: bool = False
 
     kind = "structured"
 
@@ -82,19 +85,20 @@ class StructuredRebuild:
         return {"title": self.title, "python_ints": [list(t) for t in self.python_ints],
                 "mutates": self.mutates,
                 "mutated": None if self.mutated is None else list(self.mutated),
-                "watches_zeros": self.watches_zeros}
+                "watches_zeros": self.watches_zeros, "overflows": self.overflows}
 
     def runner(self, kernel: Callable, eager: Callable[[tuple], tuple]) -> Callable[..., tuple]:
         """The graph's callable: the kernel, Python ints checked first, outputs fixed."""
         return structured_runner(kernel, tuple(self.consts), self.python_ints,
                                  [fixer(spec) for spec in self.fixes], self.mutates, eager,
-                                 self.mutated, self.watches_zeros)
+                                 self.mutated, self.watches_zeros, self.overflows)
 
 
 def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix: list,
                       mutates: bool, eager: Callable[[tuple], tuple],
                       mutated: tuple[int, ...] | None = None,
-                      watches_zeros: bool = False) -> Callable[..., tuple]:
+                      watches_zeros: bool = False, overflows: bool = False
+                      ) -> Callable[..., tuple]:
     """FP flags: the function raises them in its loops as NumPy's ufuncs would. When one warns
     or raises (``np.seterr``), the call runs again with NumPy, which warns per op and per trip
     as the plain call; a function that writes its inputs first saves them (while some mode is
@@ -102,13 +106,14 @@ def structured_runner(kernel: Callable, constants: tuple, python_ints: list, fix
     function raises (numba's words, e.g. "unable to broadcast argument 1 to output array")
     does the same: NumPy then raises its own, after the same writes. ``watches_zeros``: a float max/min
     result that is a zero (``runtime.zero_watch``) does the same, inputs always saved: NumPy's
-    sign of that zero is its SIMD lane order's."""
+    sign of that zero is its SIMD lane order's. ``overflows``: a Python int that outgrows 64 bits
+    (or ``int()`` of inf) reruns in Python, written inputs always saved."""
     def run(*inputs: Any) -> tuple:
         for i, low, high in python_ints:  # a Python int argument the kernel cannot represent
             if not low <= inputs[i] <= high:
                 return eager(inputs)
         saved = None
-        if mutates and (watches_zeros or runtime.fp_watch()):
+        if mutates and (watches_zeros or overflows or runtime.fp_watch()):
             saved = [(a, a.copy()) for i, a in enumerate(inputs) if isinstance(a, np.ndarray)
                      and (mutated is None or i in mutated)]
         runtime.fp_clear()
@@ -198,7 +203,8 @@ def build(rebuild_kind: str, paths: list[str], consts: list, settings: dict,
                              settings["mutates"], settings["title"],
                              mutated=None if settings.get("mutated") is None
                              else tuple(settings["mutated"]),
-                             watches_zeros=settings.get("watches_zeros", False))
+                             watches_zeros=settings.get("watches_zeros", False),
+                             overflows=settings.get("overflows", False))
     fallback = RunFallback(eager, is_backend_error, title=spec.title,
                            instead="as the original function (a persisted entry has no graph)")
     return fallback.wrap(spec.runner(modules[-1].structured_kernel, lambda inputs: eager(*inputs)))

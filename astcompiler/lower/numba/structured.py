@@ -424,7 +424,9 @@ def compile_structured(graph: Graph, example_inputs: list,
         any(mutates(n) for n in all_nodes(graph)),
         mutated=tuple(sorted(written_placeholders(graph))),  # saved for NumPy's FP warnings
         # and signed zeros of max/min, empty means (``optable.numpy_rerun``)
-        watches_zeros=any(numpy_rerun(n) for n in all_nodes(graph)))
+        watches_zeros=any(numpy_rerun(n) for n in all_nodes(graph)),
+        overflows=any(n.op == "call" and n.meta is not None and n.meta.pytype is int
+                      for n in all_nodes(graph)))  # Python ints: saved inputs for a rerun
 
     def eager(inputs: tuple) -> tuple:
         from ..eager import interpret

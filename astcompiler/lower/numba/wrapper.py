@@ -300,7 +300,7 @@ class WrapperWriter:
         """The kernel's nodes with NumPy (broadcasting and errors as eager), then its store."""
         outputs = [self.var[n] for n in code.buffers + code.returns]
         inputs = ", ".join(self.var[n] for n in code.inputs)
-        if self.twin_may_reorder(kernel):  # its warnings would come before a NumPy step's
+        if self.twin_may_reorder(kernel) or self.twin_warns_in_python(kernel):
             token = f", {FP_TOKEN}" if self.fp_deferring else ""
             self.emit(f"___twin, ___warned = ___rt.twin_warned(___fallback.localize.numpy_kernel("
                       f"{code.name!r}), ({inputs},){token})", origin, 3)
@@ -321,6 +321,14 @@ class WrapperWriter:
             self.emit(f"{dst}[{self.index(mutation.args[1])}] = {value}", mutation.origin, depth)
         else:
             self.emit(f"{self.ops[_op_key(mutation)]}({dst}, {value})", mutation.origin, depth)
+
+    def twin_warns_in_python(self, kernel: KernelPlan) -> bool:
+        """Whether the kernel's NumPy twin may call ``warnings.warn`` ("Mean of empty slice")
+        while the call can still rerun: held (``runtime.twin_warned``), since an error the twin
+        raises after it would send the call to the original function, which warns again."""
+        return self.fp_can_rerun and kernel.store_into is None and kernel.masked is None \
+            and any(n.op == "call" and n.target in REGISTRY.ops and REGISTRY.ops[n.target].may_warn
+                    for n in kernel.nodes)
 
     def twin_may_reorder(self, kernel: KernelPlan) -> bool:
         """Whether the kernel's NumPy twin would warn out of the plain call's order: one of its
