@@ -59,7 +59,8 @@ register("vdot", np.vdot, kind="extern", threaded=True,
 register("inner", np.inner, kind="extern", threaded=True,
          normalize=_pair_normalizer("inner", with_out=False),
          aliases=(np.inner,), doc="np.inner(a, b)")
-register("outer", _outer, kind="extern", shape_rule=_outer_shape, normalize=_pair_normalizer("outer", with_out=True),
+register("outer", _outer, kind="extern", shape_rule=_outer_shape,
+         normalize=_pair_normalizer("outer", with_out=True),
          aliases=(np.outer,), doc="np.outer(a, b): flattened inputs")
 register("kron", np.kron, kind="extern", normalize=_pair_normalizer("kron", with_out=False),
          aliases=(np.kron,), doc="np.kron(a, b)")

@@ -192,11 +192,3 @@ class DynamicPolicy:
                 and -1 in self.automatic.get(name, set()):
             return DimMarker("auto")
         return None
-        if self._matches(self.dynamic_sources, name) or self._matches(self.unbacked_sources, name):
-            return DimMarker("config")
-        if self.dynamic is True:
-            return DimMarker("config")
-        if self.dynamic is None and self.automatic_enabled and not self.specialize_int \
-                and -1 in self.automatic.get(name, set()):
-            return DimMarker("auto")
-        return None

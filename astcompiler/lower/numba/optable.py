@@ -210,7 +210,8 @@ _LINALG: dict[str, NumbaRule] = {
 _REDUCTIONS: dict[str, NumbaRule] = {
     "sum": NumbaRule(loop=reduction("np.sum", complex_ok=True)),
     "prod": NumbaRule(loop=reduction("np.prod", complex_ok=True)),
-    "mean": NumbaRule(loop=reduction("np.mean", complex_ok=True, inexact_only=True), empty_rerun=True),
+    "mean": NumbaRule(loop=reduction("np.mean", complex_ok=True, inexact_only=True),
+                      empty_rerun=True),
     "max": NumbaRule(loop=reduction("np.max"), zero_rerun=True),
     "min": NumbaRule(loop=reduction("np.min"), zero_rerun=True),
     "any": NumbaRule(loop=reduction("np.any")),

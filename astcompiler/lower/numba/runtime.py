@@ -765,5 +765,5 @@ def zero_count() -> int:
     return ZEROS.value
 
 
-__all__ += ["zero_watch", "zero_watch_array", "empty_check", "empty_watch", "zero_twin", "zero_count",
-            "ZEROS"]
+__all__ += ["zero_watch", "zero_watch_array", "empty_check", "empty_watch", "zero_twin",
+            "zero_count", "ZEROS"]
