@@ -173,6 +173,10 @@ class GuardedList(Deferring, list):
         self.extend(other)
         return self
 
+    def __imul__(self, count: Any) -> "GuardedList":
+        self[:] = list.__mul__(list(self), count)  # ``lst *= n``: the same list, repeated
+        return self
+
 
 class GuardedDict(Deferring, dict):
     """A dict lifted from outside the compiled frame; mutations are recorded and replayed, and

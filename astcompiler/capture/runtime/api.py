@@ -313,7 +313,14 @@ class Runtime:
                 continue
             self.tracer.guards.add("absent", Source(source.name, frame.globals_var), name)
             builtin_values = vars(builtins)
-            values.append(builtin_values[name] if name in builtin_values else Undefined(name))
+            if name not in builtin_values:
+                values.append(Undefined(name))
+                continue
+            # ``builtins.abs = ...`` rebinds it for every module: guarded by identity too
+            self.tracer.guards.add("id", Source(f"builtins.{name}", f"___builtins.{name}",
+                                                (("___builtins", builtins),)),
+                                   builtin_values[name])
+            values.append(builtin_values[name])
         return tuple(values)
 
     def load_closure(self, *names: str) -> tuple:
