@@ -64,6 +64,7 @@ from ..source.loading import verified_source
 from .run_functions import name_like
 from .sentinels import MISS
 from .stance import CURRENT_STANCE, DEFAULT, EVER_SET
+from ..source.python_ast import parse as parse_python
 
 OWN_CLASS = "_ac_own_class"  # marks a CompiledFunction's own class (set in its namespace)
 _VARARGS, _VARKEYWORDS = 0x04, 0x08
@@ -213,7 +214,7 @@ def _guarded_body(guarded: types.FunctionType) -> list[str] | None:
     first = code.co_firstlineno - 1
     if not 0 <= first < len(lines) or not lines[first].startswith("    def guarded("):
         return None
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(parse_python(text)):
         if isinstance(node, ast.FunctionDef) and node.name == "guarded" \
                 and node.lineno == code.co_firstlineno and node.end_lineno is not None:
             body = lines[first + 1:node.end_lineno]
@@ -375,7 +376,7 @@ def _paste_forward(lines: list[str], cells: dict[str, Any], suffix: str, index: 
     row = rows[0]
     line = lines[row]
     try:
-        expr = ast.parse(line.strip()[len("___out = "):], mode="eval").body
+        expr = parse_python(line.strip()[len("___out = "):], mode="eval").body
     except SyntaxError:
         return lines
     if not isinstance(expr, ast.Call) or expr.keywords \

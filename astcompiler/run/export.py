@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ..source.python_ast import parse as parse_python
+
 EXPORTED_HEADER = '''\
 """{name}: exported ahead of time by astcompiler from {origin}.
 
@@ -216,7 +218,7 @@ def op_reference(name: str, fn: Any, op: str) -> str:
         pass
     refuse = f"the NumPy step {op!r} runs astcompiler's {getattr(fn, '__qualname__', fn)!r}"
     try:
-        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        node = parse_python(textwrap.dedent(inspect.getsource(fn))).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
         raise ExportError(f"{refuse}, whose source cannot be read") from None
     if not isinstance(node, ast.FunctionDef) or node.decorator_list:
@@ -277,7 +279,7 @@ def original_source(fn: types.FunctionType) -> str:
         text = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as error:
         raise ExportError(f"the source of {fn.__qualname__} cannot be read ({error})") from None
-    tree = ast.parse(text)
+    tree = parse_python(text)
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise ExportError(f"{fn.__qualname__} is not a plain def")
@@ -299,7 +301,7 @@ def _names_read(code: types.CodeType) -> set[str]:
 def globals_source(fn: types.FunctionType) -> str:
     """The imports and constants of the user's module that the function reads."""
     lines = []
-    node = ast.parse(original_source(fn)).body[0]
+    node = parse_python(original_source(fn)).body[0]
     assert isinstance(node, ast.FunctionDef)
     for name in sorted(_names_read(fn.__code__) | _default_names(node.args)):
         if name not in fn.__globals__:
@@ -393,7 +395,7 @@ def ___reject(___args):
 def signature_source(fn: types.FunctionType, source: str | None = None) -> str:
     """The user's parameters as written (defaults kept, annotations left out); ``source``: the
     ``def`` (else read from ``fn``)."""
-    node = ast.parse(source if source is not None else original_source(fn)).body[0]
+    node = parse_python(source if source is not None else original_source(fn)).body[0]
     assert isinstance(node, ast.FunctionDef)
     return ast.unparse(_bare(node.args))
 

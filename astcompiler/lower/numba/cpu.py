@@ -60,6 +60,7 @@ from .scalar import (cast, cheap, constant, empty_message, helper_imports, helpe
                      raises_flags, type_name)
 from .vecmath import (FAST_BLOCK, big_call, call_name, fast_call, fast_import_line,
                       libm_call)
+from ...source.python_ast import parse as parse_python
 
 LANES = 4  # independent accumulators in an unrolled reduction loop (kept for callers)
 VECTOR_LANES = 64  # lanes of a vectorized reduction (array accumulators, a power of two)
@@ -1038,7 +1039,7 @@ class KernelEmitter:
         if lines is None or any("\n" in line for line in lines):
             return None
         params = set(self.row_args(long))
-        row = ast.parse("def row():\n" + "\n".join(lines)).body[0]
+        row = parse_python("def row():\n" + "\n".join(lines)).body[0]
         for node in (n for statement in row.body for n in ast.walk(statement)):
             if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global,
                                  ast.Nonlocal, ast.FunctionDef, ast.Lambda)):

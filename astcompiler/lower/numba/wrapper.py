@@ -37,6 +37,7 @@ from .border_copy import border_copies, emit_border_copy
 from .lifetimes import release_dead
 from .plan import (KernelPlan, KernelStep, NodeStep, Plan, ReductionRule, operands, reduced_axes,
                    planned_shape_tests, static_sizes, store_may_overlap)
+from ...source.python_ast import parse as parse_python
 
 _WRAPPER_RESERVED = set(dir(builtins)) | {"np", "REGISTRY", "make_forward", "forward", "___empty",
                                            "___fallback", "___error", "___rt", "___strict",
@@ -924,7 +925,7 @@ def paste_template(params: list[str], lines: list[str]) -> PasteTemplate | None:
     ``fp_report`` without its place (its warning is counted in frames), a return over several
     lines, or a body that could end without ``return`` (``while True:`` around it would loop)."""
     try:
-        tree = ast.parse("\n".join(lines))
+        tree = parse_python("\n".join(lines))
     except SyntaxError:
         return None
     walked = list(ast.walk(tree))
