@@ -68,7 +68,7 @@ def compile(fn: Any = None, *, backend: Any = "numba", fullgraph: bool = False,
     if device == "cuda" and backend != "numba":
         raise ValueError(f"device='cuda' needs backend='numba', not {backend!r}")
     if device == "cuda":  # no GPU and no simulator: say how to enable either, now
-        from .lower.numba.cuda.devices import require_cuda
+        from .lower.numba.gpu.devices import require_cuda
         require_cuda()
 
     def decorate(target: Any) -> Any:

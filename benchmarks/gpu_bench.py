@@ -7,9 +7,11 @@ arrays when CuPy is installed, and ``torch.compile`` of the NumPy function under
 ``torch.device("cuda")`` when torch with CUDA is importable (NumPy arrays in and out: its time
 includes the copies). Each result is checked against NumPy first (a mismatch is printed, not
 timed). Prints one table (ms, median of ``--repeat`` calls after a warm-up call, speedup over
-NumPy). ``--tiny`` cuts every input to at most ``TINY`` elements per dim: under numba's
-simulator it checks the script and every row's agreement with NumPy in seconds (its times
-mean nothing; ``gpu_check.sh``'s dry run).
+NumPy, astcompiler's first call in seconds); ``--columns`` picks the peers (``gpu_check.sh``
+times torch.compile in a process of its own), ``--json PATH`` also writes the rows.
+``--tiny`` cuts every input to at most ``TINY`` elements per dim: under numba's simulator it
+checks the script and every row's agreement with NumPy in seconds (its times mean nothing;
+``gpu_check.sh``'s dry run).
 """
 
 from __future__ import annotations
@@ -120,22 +122,34 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the CPU suite's small sizes")
     parser.add_argument("--tiny", action="store_true",
                         help=f"at most {TINY} elements per dim (a check under the simulator)")
+    parser.add_argument("--columns", default="astcompiler,cupy,torch",
+                        help="comma-separated columns to time (torch.compile's first compiles"
+                             " take minutes: gpu_check.sh times it in a process of its own)")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH")
     args = parser.parse_args()
+    columns = set(args.columns.split(","))
     from numba import cuda
     import astcompiler as ac
-    try:
-        import cupy
-    except ImportError:
-        cupy = None
-    try:
-        import torch
-        torch = torch if torch.cuda.is_available() else None
-    except ImportError:
-        torch = None
+    cupy = torch = None
+    if "cupy" in columns:
+        try:
+            import cupy
+        except ImportError:
+            print("CuPy is not installed: its column is skipped")
+    if "torch" in columns:
+        try:
+            import torch
+            torch = torch if torch.cuda.is_available() else None
+        except ImportError:
+            torch = None
+        if torch is None:
+            print("torch with CUDA is not importable: the torch.compile column is skipped")
     rng = np.random.default_rng(0)
     rows = [(w.name, w.fn, w.make_inputs) for w in workloads.WORKLOADS[:7]] + EXTRA
-    print(f"{'workload':16} {'NumPy ms':>10} {'astcompiler':>12} {'x':>6} {'CuPy':>10} {'x':>6}"
-          f" {'torch.compile':>13} {'x':>6}")
+    table = []
+    first_call: dict[str, float] = {}  # astcompiler's first call (capture + NVVM), seconds
+    print(f"{'workload':16} {'NumPy ms':>10} {'astcompiler':>10} {'x':>6} {'CuPy':>10} {'x':>6}"
+          f" {'torch.compile':>10} {'x':>6} {'ac 1st call s':>14}")
     for name, fn, make_inputs in rows:
         inputs = make_inputs(rng, args.quick or args.tiny)
         if args.tiny:
@@ -147,7 +161,11 @@ def main() -> None:
             compiled = ac.compile(fn)
             device = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a
                            for a in inputs)
-            if not agrees(compiled(*device), want):
+            start = time.perf_counter()
+            result = compiled(*device)
+            cuda.synchronize()
+            first_call[name] = time.perf_counter() - start
+            if not agrees(result, want):
                 print(f"  astcompiler disagrees with NumPy on {name}")
                 return None
             return timed(compiled, device, args.repeat, cuda.synchronize)
@@ -167,12 +185,23 @@ def main() -> None:
                     return None
                 return timed(compiled, inputs, args.repeat, torch.cuda.synchronize)
 
-        cells = [cell("astcompiler", name, ours),
+        cells = [cell("astcompiler", name, ours) if "astcompiler" in columns else None,
                  cell("CuPy", name, cupys) if cupy is not None else None,
                  cell("torch.compile", name, torchs) if torch is not None else None]
         text = "".join(f" {'n/a':>10} {'':>6}" if c is None else f" {c:10.3f} {base / c:6.1f}"
                        for c in cells)
-        print(f"{name:16} {base:10.3f}{text}", flush=True)
+        first = f" {first_call[name]:14.2f}" if name in first_call else ""
+        print(f"{name:16} {base:10.3f}{text}{first}", flush=True)
+        table.append({"workload": name, "numpy_ms": base,
+                      **{label: c for label, c in zip(("astcompiler_ms", "cupy_ms",
+                                                       "torch_compile_ms"), cells)},
+                      "astcompiler_first_call_s": first_call.get(name)})
+    if args.json:
+        import json
+        from gpu_smoke import device_name
+        with open(args.json, "w") as out:
+            json.dump({"device": device_name(), "columns": sorted(columns), "rows": table}, out,
+                      indent=1)
 
 
 if __name__ == "__main__":

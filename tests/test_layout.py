@@ -70,3 +70,12 @@ def test_no_private_names_cross_modules(path):
 def test_run_compiled_and_entry_do_not_import_each_other_both_ways():
     entry = {m for _, m, _ in _imports(PACKAGE / "run" / "entry.py")}
     assert "astcompiler.run.compiled" not in entry
+
+
+def test_no_module_name_holds_numba_dot_cuda():
+    """numba-cuda (the ``cuda`` extra) puts an import hook first on ``sys.meta_path`` that
+    redirects every module whose dotted name contains ``numba.cuda`` to its own package, and
+    recurses without end on a name it cannot map (seen on a GPU machine: ``RecursionError`` on
+    importing ``astcompiler.lower.numba.cuda.devices``). So the CUDA target is ``gpu/``."""
+    names = [".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts) for p in _modules()]
+    assert not [n for n in names if "numba.cuda" in n]

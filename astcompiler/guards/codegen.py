@@ -213,7 +213,7 @@ class GuardFunction:
             if holds(ok):
                 continue
             if fact.kind == "array" and hasattr(actual, "shape") and hasattr(actual, "dtype"):
-                # (device arrays too: ``lower/numba/cuda``)
+                # (device arrays too: ``lower/numba/gpu``)
                 dtype, shape, _ = fact.value
                 if actual.ndim == len(shape) and actual.dtype == dtype:
                     dims = {i for i, (want, got) in enumerate(zip(shape, actual.shape))

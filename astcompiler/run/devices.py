@@ -3,7 +3,7 @@
 ``device="cuda"``, or ``device=None`` with a device array among the arguments, and the numba
 backend: capture runs on host copies of the device arrays (``HostStandIns``; compile time only),
 the guard checks each such argument's device type (host and device calls are separate entries),
-and the graph is lowered by the CUDA target (``lower/numba/cuda``). Such entries are not written
+and the graph is lowered by the CUDA target (``lower/numba/gpu``). Such entries are not written
 to the persistent entry cache. Each entry runs inside ``cuda.gpus[id]`` of its device arguments'
 GPU (arguments on two GPUs: ``MixedDevicesError``); an eager entry of a device call (a graph
 break, a capture that raised) and every eager call with device arrays (past the recompile
@@ -35,20 +35,20 @@ def cuda_entry(fn: types.FunctionType, args: tuple, kwargs: dict, device: str | 
     other than numba get an entry built and run on host copies (``_host_entry``)."""
     if device == "cpu":
         return None
-    from ..lower.numba.cuda.devices import (HostStandIns, device_overlap, require_cuda,
+    from ..lower.numba.gpu.devices import (HostStandIns, device_overlap, require_cuda,
                                             unnamed_device_arrays, wants_cuda)
     if not wants_cuda(device, args, kwargs):
         return None
     if backend != "numba":  # NumPy backends: the entry on host copies (``HostRun``)
         return _host_entry(fn, args, kwargs, backend, build)
     require_cuda()
-    from ..lower.numba.cuda.devices import HostRun, device_id, gpu_of
+    from ..lower.numba.gpu.devices import HostRun, device_id, gpu_of
     if device_overlap(args, kwargs) or unnamed_device_arrays(fn, args, kwargs):
         get_logger("graph_breaks").info("%s: device arrays that share memory, or in *args or "
                                         "**kwargs, were passed; the call runs eagerly",
                                         getattr(fn, "__qualname__", fn))
         return EAGER
-    from ..lower.numba.cuda import cuda_backend
+    from ..lower.numba.gpu import cuda_backend
     inputs = HostStandIns(fn, args, kwargs)
     gpu = gpu_of(inputs.device_ids)  # raises when device arguments live on different GPUs
     on_device: bool | str = "cupy" if inputs.cupy else bool(inputs.device_types)
@@ -76,7 +76,7 @@ def _host_entry(fn: types.FunctionType, args: tuple, kwargs: dict, backend: Any,
     ``aot_eager``, a callable): built on host copies, run on host copies (``HostRun``: written
     copies go back, results are device arrays). None without device arguments."""
     from ..lower import lookup_backend
-    from ..lower.numba.cuda.devices import (HostRun, HostStandIns, device_overlap,
+    from ..lower.numba.gpu.devices import (HostRun, HostStandIns, device_overlap,
                                             unnamed_device_arrays)
     if device_overlap(args, kwargs) or unnamed_device_arrays(fn, args, kwargs):
         return EAGER
@@ -101,10 +101,10 @@ def eager_call(fn: types.FunctionType, device: str | None, args: tuple, kwargs: 
     if device == "cpu" or not ("numba.cuda" in sys.modules or any(
             hasattr(type(v), "__cuda_array_interface__") for v in values)):
         return fn(*args, **kwargs)  # no device array can exist: nothing imported
-    from ..lower.numba.cuda.devices import is_device_array
+    from ..lower.numba.gpu.devices import is_device_array
     if not any(is_device_array(v) for v in values):
         return fn(*args, **kwargs)
-    from ..lower.numba.cuda.devices import HostRun, device_id, is_cupy, launching_on
+    from ..lower.numba.gpu.devices import HostRun, device_id, is_cupy, launching_on
     arrays = [v for v in values if is_device_array(v)]
     run = HostRun(fn, any(is_cupy(type(v)) for v in arrays))
     gpus = {device_id(v) for v in arrays}
@@ -131,7 +131,7 @@ def _replace_run(entry: Any, run: Callable[..., Any]) -> None:
 def _on_gpu(run: Callable[..., Any], gpu: int) -> Callable[..., Any]:
     """``run`` inside ``cuda.gpus[gpu]`` (``devices.launching_on``): launches and allocations
     happen on the GPU the device arguments live on."""
-    from ..lower.numba.cuda.devices import launching_on
+    from ..lower.numba.gpu.devices import launching_on
 
     def on_gpu(*args: Any, **kwargs: Any) -> Any:
         with launching_on(gpu):

@@ -19,7 +19,7 @@ if _ON:
         """Counts the host->device and device->host array copies of the wrappers' transfers."""
         from numba import cuda
 
-        from astcompiler.lower.numba.cuda import runtime
+        from astcompiler.lower.numba.gpu import runtime
 
         counts = {"up": 0, "down": 0}
         real_up, real_down = cuda.to_device, runtime.to_host

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 cuda = pytest.importorskip("numba.cuda")
 
@@ -97,7 +97,7 @@ def test_middle_axis_and_keepdims():
 
 
 def test_many_columns_exceed_the_grid():
-    from astcompiler.lower.numba.cuda.launch import LAUNCH
+    from astcompiler.lower.numba.gpu.launch import LAUNCH
     cols = LAUNCH.max_blocks * LAUNCH.threads * 2 + 3
     check(columns, np.random.default_rng(2).standard_normal((3, cols)))
 
@@ -133,7 +133,7 @@ def row_stats(x):
 
 @pytest.mark.parametrize("case", ["ties", "nan", "two_nans", "all_equal", "nan_first"])
 def test_whole_array_arg_reductions_merge_pairs(case):
-    from astcompiler.lower.numba.cuda.launch import LAUNCH
+    from astcompiler.lower.numba.gpu.launch import LAUNCH
     n = LAUNCH.threads * LAUNCH.max_blocks * 3 + 1  # every thread and block holds several
     x = np.zeros(n)
     x[[5, n - 2, 11]] = 3.0, 3.0, -2.0

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda import runtime
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu import runtime
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 cuda = pytest.importorskip("numba.cuda")
 R = np.random.default_rng(3)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda import loops, runtime
-from astcompiler.lower.numba.cuda.devices import is_device_array
-from astcompiler.lower.numba.cuda.launch import LAUNCH
+from astcompiler.lower.numba.gpu import loops, runtime
+from astcompiler.lower.numba.gpu.devices import is_device_array
+from astcompiler.lower.numba.gpu.launch import LAUNCH
 
 cuda = pytest.importorskip("numba.cuda")
 

@@ -14,7 +14,7 @@ from tests.helpers import assert_same
 from tests.run.test_differential import load_program, programs
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 cuda = pytest.importorskip("numba.cuda")
 

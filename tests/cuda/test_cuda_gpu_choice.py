@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda import devices, runtime
-from astcompiler.lower.numba.cuda.devices import MixedDevicesError
+from astcompiler.lower.numba.gpu import devices, runtime
+from astcompiler.lower.numba.gpu.devices import MixedDevicesError
 
 cuda = pytest.importorskip("numba.cuda")
 pytestmark = pytest.mark.skipif(not devices.simulator_enabled(),

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda import devices
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu import devices
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 cuda = pytest.importorskip("numba.cuda")
 # stand-ins that only the simulator accepts (host memory as "device" memory, a fake ordinal)

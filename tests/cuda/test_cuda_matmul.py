@@ -1,5 +1,5 @@
 """Matrix products on the CUDA target (simulator): ``@``/``matmul``/``dot`` as a tiled
-shared-memory kernel (``lower/numba/cuda/matmul.py``), for float32 and float64, edge tiles,
+shared-memory kernel (``lower/numba/gpu/matmul.py``), for float32 and float64, edge tiles,
 vectors and batches. The kernel adds along the contracted axis in TILE steps, not in BLAS's
 order: results agree with NumPy within ``depth * eps * (|A| @ |B|)`` (the documented bound),
 not bit for bit."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 cuda = pytest.importorskip("numba.cuda")
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 from ..ops.opcheck import clone
 from ..test_opinfo import OP_INFOS, QUICK_NUMBA_DTYPES, OpInfo, assert_matches

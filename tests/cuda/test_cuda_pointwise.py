@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 cuda = pytest.importorskip("numba.cuda")
 
@@ -196,7 +196,7 @@ def test_dynamic_sizes_keep_one_entry():
 
 
 def test_grid_stride_covers_more_elements_than_threads():
-    from astcompiler.lower.numba.cuda.launch import LAUNCH, geometry
+    from astcompiler.lower.numba.gpu.launch import LAUNCH, geometry
     n = LAUNCH.threads * LAUNCH.max_blocks * 3 + 1
     assert geometry(n)[0] * geometry(n)[1] < n
     x, y = np.arange(float(n)), np.ones(n)
@@ -274,7 +274,7 @@ def test_clear_error_without_gpu_and_simulator(tmp_path):
             print("GPU")
             raise SystemExit(0)
         import astcompiler as ac
-        from astcompiler.lower.numba.cuda.devices import CudaUnavailableError
+        from astcompiler.lower.numba.gpu.devices import CudaUnavailableError
         def f(x):
             return x + 1
         try:
@@ -321,7 +321,7 @@ def test_automatic_dynamic_sizes_for_device_arrays():
 
 
 def test_a_kernel_that_fails_to_compile_runs_on_the_host(monkeypatch):
-    from astcompiler.lower.numba.cuda import runtime
+    from astcompiler.lower.numba.gpu import runtime
     x, y = np.arange(5.0), np.ones(5)
     compiled = ac.compile(chain, device="cuda")
     same(compiled(x, y), chain(x, y))

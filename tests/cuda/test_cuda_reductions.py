@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda.devices import is_device_array
+from astcompiler.lower.numba.gpu.devices import is_device_array
 
 cuda = pytest.importorskip("numba.cuda")
 
@@ -142,7 +142,7 @@ def test_layernorm_matches_numpy():
 
 
 def test_many_rows_exceed_the_grid():
-    from astcompiler.lower.numba.cuda.launch import LAUNCH
+    from astcompiler.lower.numba.gpu.launch import LAUNCH
     x = np.random.default_rng(5).standard_normal((LAUNCH.max_blocks * 3 + 1, 6))
     compiled = ac.compile(softmax, device="cuda")
     np.testing.assert_allclose(compiled(x), softmax(x), rtol=1e-14)

@@ -52,7 +52,7 @@ def test_zero_results_have_numpys_sign(compiled, fn, shape, sign):
 
 
 def test_only_zero_results_run_on_the_host(compiled, monkeypatch):
-    from astcompiler.lower.numba.cuda import runtime
+    from astcompiler.lower.numba.gpu import runtime
     hosted = []
     real = runtime.KernelLauncher.host
     monkeypatch.setattr(runtime.KernelLauncher, "host",

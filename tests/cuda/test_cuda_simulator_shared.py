@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda.devices import simulator_enabled
+from astcompiler.lower.numba.gpu.devices import simulator_enabled
 
 pytestmark = pytest.mark.skipif(not simulator_enabled(), reason="the simulator's own bug")
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import astcompiler as ac
-from astcompiler.lower.numba.cuda import devices, matmul
-from astcompiler.lower.numba.cuda.devices import HostCopies, is_device_array
+from astcompiler.lower.numba.gpu import devices, matmul
+from astcompiler.lower.numba.gpu.devices import HostCopies, is_device_array
 from tests.cuda.test_cuda_guards import InterfaceArray, simulator_only
 from tests.helpers import outcome
 

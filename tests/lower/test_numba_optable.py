@@ -62,8 +62,8 @@ TABLE_FILES = frozenset({"optable.py", *(p.name for p in NUMBA.glob("oprules_*.p
 # ``OpDef`` fields or ``NumbaRule`` entries (owner in brackets; see docs/architecture.md)
 # (tests/lower/test_op_table_complete.py scans every op-name literal, with its exceptions' reasons)
 LEFT_OUTSIDE = {
-    "cuda/devices.py": "'array' as a device-array guard-fact kind (not an op) [C]",
-    "cuda/runtime.py": "'log' as an np.errstate mode (not an op) [C]",
+    "gpu/devices.py": "'array' as a device-array guard-fact kind (not an op) [C]",
+    "gpu/runtime.py": "'log' as an np.errstate mode (not an op) [C]",
 }
 
 

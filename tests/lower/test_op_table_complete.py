@@ -17,7 +17,7 @@ import pytest
 from astcompiler.graph import TensorMeta
 from astcompiler.lower.numba import optable, scans
 from astcompiler.lower.numba.bounds import ValueRanges
-from astcompiler.lower.numba.cuda.matmul import gpu_matmul, operand_shapes
+from astcompiler.lower.numba.gpu.matmul import gpu_matmul, operand_shapes
 from astcompiler.ops import REGISTRY
 
 from numba_helpers import GraphBuilder
@@ -32,15 +32,15 @@ EXCEPTIONS: dict[tuple[str, str], tuple[int, str]] = {
     ("cpu.py", "stack"): (2, "a pairwise-sum traversal variable's name"),
     ("cpu.py", "zeros"): (2, "np.zeros or np.empty for a kernel's scratch buffer"),
     ("cpu.py", "empty"): (2, "np.zeros or np.empty for a kernel's scratch buffer"),
-    ("cuda/kernels.py", "mean"): (1, "an accumulator's name suffix"),
+    ("gpu/kernels.py", "mean"): (1, "an accumulator's name suffix"),
     ("region_ops.py", "mean"): (5, "the {mean} field of ReductionDef templates"),
     ("host.py", "getitem"): (1, "builds a getitem node (graph.call), decides nothing"),
     ("runtime.py", "divide"): (3, "NumPy's FP-error category 'divide' (np.errstate)"),
     ("runtime.py", "empty"): (1, "the runtime module's own function empty (__all__)"),
-    ("cuda/runtime.py", "divide"): (1, "NumPy's FP-error category 'divide'"),
-    ("cuda/runtime.py", "log"): (1, "the np.errstate mode 'log'"),
+    ("gpu/runtime.py", "divide"): (1, "NumPy's FP-error category 'divide'"),
+    ("gpu/runtime.py", "log"): (1, "the np.errstate mode 'log'"),
     ("runtime.py", "add"): (1, "llvmlite's atomicrmw operation 'add' (runtime.zero_watch)"),
-    ("cuda/devices.py", "array"): (2, "a guard fact's kind 'array' (device arrays)"),
+    ("gpu/devices.py", "array"): (2, "a guard fact's kind 'array' (device arrays)"),
     ("scalar.py", "remainder"): (3, "HELPER_STEMS: names of generated helper functions"),
     ("scalar.py", "fmod"): (2, "HELPER_STEMS: names of generated helper functions"),
     ("scalar.py", "power"): (1, "HELPER_STEMS: names of generated helper functions"),

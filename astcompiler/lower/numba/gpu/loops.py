@@ -22,22 +22,19 @@ rerun their NumPy versions: NumPy's warnings, per op and trip, in order.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from ....graph import Graph, Node, map_nodes
-from ....source.loading import user_stacklevel
-from ...base import error_summary
 from ..optable import zero_rerun
 from ..plan import KernelStep, NodeStep, Plan, write_targets
 from .kernels import CudaEmitter, CudaKernelCode, gpu_kernel
 from .launch import LAUNCH
 from ...eager import interpret
 from .runtime import (DeviceFlag, buffer_spans, c_ordered, errors_matter, kernel_graph,
-                      simulated_warnings)
+                      launch_warnings, warn_compile_failure)
 
 
 class DeviceFunctionEmitter(CudaEmitter):
@@ -210,9 +207,7 @@ class DeviceLoopLauncher:
             self.launch([self.flag.device(), trips.start, trips.stop, trips.step] + args)
         except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
             self.failed = True
-            warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
-                          f"({type(error).__name__}: {error_summary(error)}); the loop runs "
-                          "as a host loop from now on", RuntimeWarning, stacklevel=user_stacklevel())
+            warn_compile_failure(self.name, error, "the loop runs as a host loop")
             return self.host(transfers, *inputs)
         if self.flag.taken(self.zeros):  # NumPy's warnings (or sign of a zero max/min): the
             # host loop reruns its kernels' NumPy twins
@@ -256,7 +251,7 @@ class DeviceLoopLauncher:
 
     def launch(self, args: list) -> None:
         """One launch: one block of ``LAUNCH.threads`` threads runs every trip."""
-        with simulated_warnings():
+        with launch_warnings():
             self.kernel[1, LAUNCH.threads](*args)
 
 

@@ -29,6 +29,7 @@ from ...base import error_summary
 from ...eager import interpret
 from .devices import (array_layout, as_cupy, as_numba_array, c_strides, device_view, is_cupy,
                       is_device_array, to_host, write_back)
+from .compat import failure_text, numpy_names_for_numba_cuda, quiet_launches
 from .launch import LAUNCH, geometry
 
 
@@ -318,15 +319,11 @@ class KernelLauncher:
         if self.flagged:
             args.insert(0, self.flag.device())
         try:
-            with simulated_warnings():
+            with launch_warnings():
                 outs = self.launch(args, outs, shape, total)
         except Exception as error:  # noqa: BLE001 - kernels raise nothing of the program's:
             self.failed = True  # typing, NVVM/linking or launch failures of this target
-            message = (f"astcompiler: numba could not compile the CUDA kernel {self.name} "
-                       f"({type(error).__name__}: {error_summary(error)}); its nodes run with "
-                       "NumPy on the host from now on")
-            get_logger("graph_breaks").info("%s\n%s", message, error)
-            warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
+            warn_compile_failure(self.name, error, "its nodes run with NumPy on the host")
             return self.host(transfers, inputs)
         if self.flagged and self.flag.taken(self.zeros):
             results = self.host(transfers, inputs)  # NumPy's own warnings, per op and in order
@@ -459,15 +456,13 @@ class MatmulLauncher:
         args.insert(0, self.flag.device())
         try:
             if 0 not in shape:
-                with simulated_warnings():
+                with launch_warnings():
                     self.kernel[self.grid(shape), (self.code.tile, self.code.tile)](
                         transfers.device(a).reshape(a3), transfers.device(b).reshape(b3),
                         *args, *outs)
         except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
             self.failed = True
-            warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
-                          f"({type(error).__name__}: {error_summary(error)}); the product and "
-                          "its epilogue run apart from now on", RuntimeWarning, stacklevel=user_stacklevel())
+            warn_compile_failure(self.name, error, "the product and its epilogue run apart")
             return self.fused(transfers, a, b, rest)
         if self.flag.taken():
             product = self.step(transfers.host(a), transfers.host(b))  # NumPy's matmul warns,
@@ -494,21 +489,21 @@ class MatmulLauncher:
             out = cupy.matmul(cupy.asarray(transfers.device(a)), cupy.asarray(transfers.device(b)))
             if warns() and out.size and not bool(cupy.isfinite(out).all()):  # BLAS sets no
                 self.step(transfers.host(a), transfers.host(b))  # flag: NumPy's warnings
-            return (out,)
+            # a numba view of CuPy's result (as_output makes it CuPy's again for CuPy inputs):
+            # numba device arrays in gave a CuPy array out (seen on an H200)
+            return (as_numba_array(out) if is_device_array(out) else out,)
         from numba import cuda
         da, db = transfers.device(a), transfers.device(b)
         out = cuda.device_array(shape, self.dtype)
         try:
             if 0 not in shape:
                 tile = self.code.tile
-                with simulated_warnings():
+                with launch_warnings():
                     self.kernel[self.grid(shape), (tile, tile)](da.reshape(a3), db.reshape(b3),
                                                                 self.flag.device(), out)
         except Exception as error:  # noqa: BLE001 - this target's compile/launch failure
             self.failed = True
-            warnings.warn(f"astcompiler: numba could not compile the CUDA kernel {self.name} "
-                          f"({type(error).__name__}: {error_summary(error)}); the product runs "
-                          "with NumPy on the host from now on", RuntimeWarning, stacklevel=user_stacklevel())
+            warn_compile_failure(self.name, error, "the product runs with NumPy on the host")
             return (self.step(transfers.host(a), transfers.host(b)),)
         if 0 not in shape and self.flag.taken():
             self.step(transfers.host(a), transfers.host(b))  # NumPy's own warnings (or none)
@@ -540,13 +535,26 @@ def warns() -> bool:
     return any(modes[c] == "warn" for c in ("divide", "over", "invalid"))
 
 
+def warn_compile_failure(kernel: str, error: BaseException, then: str) -> None:
+    """The warning (and ``graph_breaks`` log line) of a kernel that numba could not compile or
+    launch: ``then`` says what runs instead from now on."""
+    message = (f"astcompiler: numba could not compile the CUDA kernel {kernel} "
+               f"({failure_text(error, error_summary(error))}); {then} from now on")
+    get_logger("graph_breaks").info("%s\n%s", message, error)
+    warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
+
+
 @contextlib.contextmanager
-def simulated_warnings() -> Iterator[None]:
-    """Under the simulator, kernels are Python on NumPy scalars, which warn themselves ("in
-    scalar divide"): silenced, since the device flag decides (a GPU never warns)."""
+def launch_warnings() -> Iterator[None]:
+    """Around this target's launches: no warning of numba's own. Under the simulator, kernels
+    are Python on NumPy scalars, which warn themselves ("in scalar divide"): silenced, since
+    the device flag decides (a GPU never warns). On a GPU, numba-cuda's low-occupancy
+    ``NumbaPerformanceWarning`` for a grid the compiler chose (``compat.quiet_launches``), and
+    the NumPy names numba-cuda expects at its first compile (``compat.py``)."""
     from .devices import simulator_enabled
     if not simulator_enabled():
-        yield
+        with quiet_launches(), numpy_names_for_numba_cuda():
+            yield
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

@@ -31,7 +31,7 @@ from ...base import CompiledGraph
 
 __all__ = ["cuda_backend"]
 
-_log = logging.getLogger("astcompiler.lower.numba.cuda")
+_log = logging.getLogger("astcompiler.lower.numba.gpu")
 
 
 def cuda_backend(graph: Graph, example_inputs: list, on_device: bool | str = False
