@@ -1,4 +1,4 @@
-"""Two habits of numba-cuda (the ``cuda`` extra) that a compiled call must not show its user.
+"""Habits of numba-cuda (the ``cuda`` extra) that a compiled call must not show its user.
 
 1. **NumPy names numba-cuda registers that this NumPy removed.** numba-cuda 0.30 declares an
    overload of ``np.row_stack`` when its array typing (``numba.cuda.np.arrayobj``) loads, at
@@ -13,6 +13,9 @@
    a reduction's second pass, one block per row of a small array, a device loop. NumPy does
    not warn there, and the user cannot act on a grid the compiler chose: ``quiet_launches``
    turns numba-cuda's switch for that warning off around this target's launches only.
+3. **An unfilled ufunc table.** With NumPy 2.5.2, numba-cuda 0.30.4 compiled no kernel that
+   holds a ufunc (``KeyError: <ufunc 'multiply'>``; cause inside numba-cuda not found yet):
+   such kernels run on the host, and ``failure_text`` says in the warning what to do.
 """
 
 from __future__ import annotations
@@ -37,9 +40,7 @@ def numpy_names_for_numba_cuda() -> Iterator[None]:
     """Around a launch (a kernel's first launch compiles it): until numba-cuda's array typing
     has loaded, the NumPy names it registers overloads for that this NumPy removed are lent
     to ``numpy`` (stand-ins that are never called), then taken away again. Lending around the
-    launch keeps numba-cuda's own import order: importing its ``arrayobj`` ahead of its
-    target's initialisation was seen to leave its ufunc table half filled (every kernel then
-    failed with ``KeyError: <ufunc 'multiply'>``)."""
+    launch, not importing that module ourselves, keeps numba-cuda's own import order."""
     if _typing_loaded() or all(hasattr(np, name) for name in REMOVED_NUMPY_NAMES):
         yield
         return
