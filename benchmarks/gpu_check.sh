@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On a machine with a CUDA GPU, one command, under 5 minutes: the CUDA tests on the GPU (every
+# On a machine with a CUDA GPU, one command (about 2.5 minutes on an H200 without the torch.compile
+# part; each part's limit caps it): a smoke test, then the CUDA tests on the GPU (every
 # kernel is compiled by NVVM there, so the op-info table runs its float64 cases only), then
 # workloads 1-7 and the GPU rows (tiled matmul, column reductions, a host loop) at GPU sizes
 # (benchmarks/gpu_bench.py: NumPy, astcompiler on device arrays and CuPy in one process, then
@@ -8,7 +9,8 @@
 # Usage: bash benchmarks/gpu_check.sh [--quick]    (run from the repository root)
 # PY: the interpreter (default .venv/bin/python); GPU_CHECK_LOGS: a folder that gets each part's
 # log and the workloads' JSON; GPU_CHECK_WORKERS: pytest-xdist workers when xdist is installed
-# (default: up to 8; NVVM compiles every kernel, so the tests are compile-bound).
+# (default: up to 8; NVVM compiles every kernel, so the tests are compile-bound);
+# GPU_CHECK_TORCH=0: no torch.compile part.
 # Under NUMBA_ENABLE_CUDASIM=1 without a GPU it is a dry run: it names each GPU part it skips,
 # then runs the workloads script at tiny sizes under the simulator (about 30 s).
 set -uo pipefail
