@@ -35,8 +35,31 @@ def device_name() -> str:
     from numba import cuda
     if not hasattr(cuda, "get_current_device"):
         return "simulator"
-    name = cuda.get_current_device().name
+    name = getattr(cuda.get_current_device(), "name", None)
+    if name is None:  # numba-cuda's simulator device has no name
+        return "simulator"
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def ufunc_table_report() -> str:
+    """How numba-cuda's ufunc table fills with this NumPy (with NumPy 2.5.2 and numba-cuda
+    0.30.4 every kernel holding a ufunc failed with ``KeyError: <ufunc ...>``): the number of
+    ufuncs, or the traceback of the fill (numba-cuda's private ``_fill_ufunc_db``, called on a
+    fresh dict: a diagnosis only, it changes nothing)."""
+    import traceback
+    try:
+        from numba.cuda.np import ufunc_db
+    except ImportError:
+        return "numba-cuda's ufunc table: not this numba (no numba.cuda.np.ufunc_db)"
+    from astcompiler.lower.numba.gpu.compat import numpy_names_for_numba_cuda
+    table: dict = {}
+    try:
+        with numpy_names_for_numba_cuda():
+            ufunc_db._fill_ufunc_db(table)
+    except Exception:  # noqa: BLE001 - the report is the point
+        return ("numba-cuda's ufunc table fails to fill after "
+                f"{len(table)} ufuncs:\n{traceback.format_exc()}")
+    return f"numba-cuda's ufunc table: {len(table)} ufuncs"
 
 
 def main() -> int:
@@ -46,6 +69,8 @@ def main() -> int:
     import astcompiler as ac
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__},"
           f" numba-cuda {version('numba-cuda')}, device {device_name()}")
+    if device_name() != "simulator":
+        print(ufunc_table_report())
     x = np.linspace(-3.0, 3.0, 100_000)
     device_x = cuda.to_device(x)
     for fn, want in ((scaled_sine, scaled_sine(x)), (total, total(x))):
